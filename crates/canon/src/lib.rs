@@ -1,0 +1,3 @@
+//! placeholder
+pub mod normalize;
+pub mod urn;
