@@ -1,0 +1,71 @@
+//! Finds the official AdCP conformance suite on disk.
+//!
+//! The suite is data, not part of this repository. It is looked up, in
+//! order, at `$ADCP_VECTORS_DIR`, at `shared/vectors/adcp` in the workspace's
+//! parent directories (the workplace layout), and at `test-vectors/adcp` in
+//! the workspace (filled by `scripts/fetch-vectors.sh`). When `CI=true` and
+//! no suite is found, [`require_dir`] fails instead of letting tests skip.
+//!
+//! ```
+//! match adcp_vectors::dir() {
+//!     Some(dir) => assert!(dir.join("request-signing").is_dir()),
+//!     None => eprintln!("conformance suite not found; tests that need it skip outside CI"),
+//! }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root (two levels above this crate's manifest).
+fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .and_then(Path::parent)
+        .map_or_else(|| manifest.to_path_buf(), Path::to_path_buf)
+}
+
+fn is_suite(dir: &Path) -> bool {
+    dir.join("request-signing").is_dir()
+}
+
+/// The conformance suite directory, if one can be found.
+pub fn dir() -> Option<PathBuf> {
+    if let Some(env) = std::env::var_os("ADCP_VECTORS_DIR") {
+        let dir = PathBuf::from(env);
+        return is_suite(&dir).then_some(dir);
+    }
+    let root = workspace_root();
+    for ancestor in root.ancestors().skip(1) {
+        let dir = ancestor.join("shared").join("vectors").join("adcp");
+        if is_suite(&dir) {
+            return Some(dir);
+        }
+    }
+    let fetched = root.join("test-vectors").join("adcp");
+    is_suite(&fetched).then_some(fetched)
+}
+
+/// Whether this run is on CI (`CI=true`), where a missing suite is an error.
+pub fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// The suite directory for a test. Returns `Ok(None)` (skip, with a note on
+/// stderr) when the suite is missing outside CI, and an error on CI.
+pub fn require_dir() -> Result<Option<PathBuf>, String> {
+    match dir() {
+        Some(dir) => Ok(Some(dir)),
+        None if on_ci() => Err("AdCP conformance vectors not found (set ADCP_VECTORS_DIR or run scripts/fetch-vectors.sh); CI=true, refusing to skip".into()),
+        None => {
+            eprintln!("AdCP conformance vectors not found; skipping (set ADCP_VECTORS_DIR)");
+            Ok(None)
+        }
+    }
+}
+
+/// Reads and parses a JSON file of the suite, by path relative to it.
+pub fn load_json(suite: &Path, relative: &str) -> Result<serde_json::Value, String> {
+    let path = suite.join(relative);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
