@@ -1,0 +1,88 @@
+//! Command-line grammar (clap derive).
+
+use adcp_canon::Profile;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Sign, verify and debug AdCP RFC 9421 webhooks and requests.
+#[derive(Debug, Parser)]
+#[command(name = "adcp-sig", version, about, propagate_version = true)]
+pub struct Cli {
+    /// The subcommand to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Canonicalize URLs as AdCP identifiers (`@target-uri` and `@authority`).
+    Canon(CanonArgs),
+    /// Compare two URNs for RFC 8141 equivalence (exit 0 equivalent, 1 not, 2 malformed).
+    UrnEq(UrnEqArgs),
+    /// Normalize URLs for deduplication (lossy; never for identity or signing).
+    Normalize(NormalizeArgs),
+}
+
+/// The signing profile whose error codes are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// `webhook_*` codes (tag `adcp/webhook-signing/v1`).
+    Webhook,
+    /// `request_*` codes (tag `adcp/request-signing/v1`).
+    Request,
+}
+
+impl From<ProfileArg> for Profile {
+    fn from(p: ProfileArg) -> Self {
+        match p {
+            ProfileArg::Webhook => Profile::Webhook,
+            ProfileArg::Request => Profile::Request,
+        }
+    }
+}
+
+/// Arguments of `adcp-sig canon`.
+#[derive(Debug, Args)]
+pub struct CanonArgs {
+    /// Treat the URLs as received off the wire: raw non-ASCII is rejected
+    /// instead of converted.
+    #[arg(long)]
+    pub received: bool,
+    /// Profile whose error codes to report.
+    #[arg(long, value_enum, default_value = "webhook")]
+    pub profile: ProfileArg,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// URLs to canonicalize.
+    #[arg(required = true, value_name = "URL")]
+    pub urls: Vec<OsString>,
+}
+
+/// Arguments of `adcp-sig urn-eq`.
+#[derive(Debug, Args)]
+pub struct UrnEqArgs {
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// First URN.
+    pub a: String,
+    /// Second URN.
+    pub b: String,
+}
+
+/// Arguments of `adcp-sig normalize`.
+#[derive(Debug, Args)]
+pub struct NormalizeArgs {
+    /// Site-rules file (JSON or TOML, chosen by extension).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// URLs to normalize.
+    #[arg(required = true, value_name = "URL")]
+    pub urls: Vec<String>,
+}

@@ -1,0 +1,5 @@
+//! One module per subcommand.
+
+pub mod canon;
+pub mod normalize;
+pub mod urn_eq;

@@ -1,0 +1,21 @@
+//! `adcp-sig`: the command-line tool of the AdCP signed-webhooks SDK.
+//!
+//! Exit codes are the same for every subcommand: 0 when everything was
+//! accepted, 1 when something was rejected or a check failed, 2 for usage
+//! or I/O errors.
+
+mod cli;
+mod commands;
+mod exit;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = cli::Cli::parse();
+    let code = match cli.command {
+        cli::Command::Canon(args) => commands::canon::run(&args),
+        cli::Command::UrnEq(args) => commands::urn_eq::run(&args),
+        cli::Command::Normalize(args) => commands::normalize::run(&args),
+    };
+    code.into()
+}
