@@ -1,0 +1,65 @@
+//! ASCII inputs allocate only the output: one allocation per call.
+// A counting global allocator needs `unsafe impl GlobalAlloc`; it only
+// forwards to the system allocator.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+#[test]
+fn ascii_inputs_allocate_only_the_output() {
+    let inputs = [
+        "https://seller.example.com/adcp/webhooks/delivery",
+        "HTTPS://Seller.Example.COM:443/a/./b/../c?x=%7e&y=%2f#frag",
+        "https://user:pw@buyer.example.org:8443/hooks//v1/?b=2&a=1",
+        "http://10.1.2.3:8080/p?",
+        "https://[2001:DB8::1]:8443/x/%41%42",
+        "https://example.com./p",
+        "https://example.com",
+        "https://xn--bcher-kva.example/p",
+        "https://XN--BCHER-KVA.example/p",
+    ];
+    // Warm up lazily initialised state (idna tables) outside the count.
+    for input in inputs {
+        let _ = adcp_canon::canonicalize_received(input);
+    }
+    for input in inputs {
+        let mut received = None;
+        let n = allocations_during(|| received = Some(adcp_canon::canonicalize_received(input)));
+        assert!(received.is_some_and(|r| r.is_ok()), "{input}");
+        assert_eq!(n, 1, "{input}: {n} allocations");
+        let mut produced = None;
+        let n = allocations_during(|| produced = Some(adcp_canon::canonicalize(input)));
+        assert!(produced.is_some_and(|r| r.is_ok()), "{input}");
+        assert_eq!(n, 1, "{input} (producer): {n} allocations");
+    }
+}
