@@ -1,6 +1,7 @@
 //! AdCP canonicalization against `url::Url::parse` on the same corpus, in
 //! the same run. Prints the ratio (ours / baseline) after the benchmarks:
 //! the target is a ratio at or below 1.0.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use criterion::{black_box, BenchmarkId, Criterion, Throughput};
 use std::path::{Path, PathBuf};
@@ -37,13 +38,17 @@ fn benches(c: &mut Criterion) -> Vec<(&'static str, usize)> {
             })
         });
     }
-    group.bench_with_input(BenchmarkId::new("adcp_canonicalize_received", "ascii"), &ascii, |b, corpus| {
-        b.iter(|| {
-            for u in corpus {
-                black_box(adcp_canon::canonicalize_received(black_box(u.as_bytes())).is_ok());
-            }
-        })
-    });
+    group.bench_with_input(
+        BenchmarkId::new("adcp_canonicalize_received", "ascii"),
+        &ascii,
+        |b, corpus| {
+            b.iter(|| {
+                for u in corpus {
+                    black_box(adcp_canon::canonicalize_received(black_box(u.as_bytes())).is_ok());
+                }
+            })
+        },
+    );
     group.finish();
     vec![("all", all.len()), ("ascii", ascii.len())]
 }
@@ -64,7 +69,12 @@ fn criterion_dir() -> Option<PathBuf> {
 
 /// Mean time per iteration of one benchmark of this run, in nanoseconds.
 fn mean_ns(dir: &Path, function: &str, input: &str) -> Option<f64> {
-    let path = dir.join(GROUP).join(function).join(input).join("new").join("estimates.json");
+    let path = dir
+        .join(GROUP)
+        .join(function)
+        .join(input)
+        .join("new")
+        .join("estimates.json");
     let text = std::fs::read_to_string(path).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v["mean"]["point_estimate"].as_f64()
@@ -80,7 +90,12 @@ fn report_ratios(sizes: &[(&str, usize)]) {
     ] {
         let n = sizes.iter().find(|(name, _)| *name == input).map_or(1, |(_, n)| *n) as f64;
         if let (Some(a), Some(b)) = (mean_ns(&dir, ours, input), mean_ns(&dir, "url_parse", input)) {
-            println!("  {ours}/{input}: {:.3}  ({:.0} ns vs {:.0} ns per URL, {n} URLs)", a / b, a / n, b / n);
+            println!(
+                "  {ours}/{input}: {:.3}  ({:.0} ns vs {:.0} ns per URL, {n} URLs)",
+                a / b,
+                a / n,
+                b / n
+            );
         }
     }
 }

@@ -57,7 +57,12 @@ const SEGMENTS: &[&str] = &[
     ".",
     "..",
 ];
-const IDS: &[&str] = &["mb_7f3a9c21", "task-0042", "op_2026-11-30", "7c9e6679-7425-40de-944b-e07fc1f90ae7"];
+const IDS: &[&str] = &[
+    "mb_7f3a9c21",
+    "task-0042",
+    "op_2026-11-30",
+    "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+];
 const QUERIES: &[&str] = &[
     "",
     "token=3f9a7c",

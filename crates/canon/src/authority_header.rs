@@ -20,14 +20,31 @@ pub fn canonicalize_authority_header(value: &[u8], scheme: &str) -> Result<Strin
         return Err(CanonError::new(ErrorKind::TooLong, Component::AuthorityHeader, 0, b""));
     }
     if let Some(at) = value.iter().position(|&b| b == b'@') {
-        return Err(CanonError::new(ErrorKind::InvalidUserinfo, Component::AuthorityHeader, at, value));
+        return Err(CanonError::new(
+            ErrorKind::InvalidUserinfo,
+            Component::AuthorityHeader,
+            at,
+            value,
+        ));
     }
     if let Some(at) = value.iter().position(|&b| matches!(b, b'/' | b'?' | b'#')) {
-        return Err(CanonError::new(ErrorKind::InvalidHostCharacter, Component::AuthorityHeader, at, value));
+        return Err(CanonError::new(
+            ErrorKind::InvalidHostCharacter,
+            Component::AuthorityHeader,
+            at,
+            value,
+        ));
     }
     let mut out = Vec::with_capacity(value.len());
     let scheme = scheme.to_ascii_lowercase();
-    host_port_into(value, 0, default_port(&scheme), Mode::Received, Component::AuthorityHeader, &mut out)?;
+    host_port_into(
+        value,
+        0,
+        default_port(&scheme),
+        Mode::Received,
+        Component::AuthorityHeader,
+        &mut out,
+    )?;
     String::from_utf8(out).map_err(|_| CanonError::new(ErrorKind::NonAscii, Component::AuthorityHeader, 0, value))
 }
 

@@ -112,7 +112,9 @@ impl ErrorKind {
             ErrorKind::Empty => "empty input",
             ErrorKind::TooLong => "input is longer than the accepted maximum",
             ErrorKind::InvalidCharacter => "character not allowed",
-            ErrorKind::NonAscii => "raw non-ASCII byte in a received value (must be ToASCII/percent-encoded by the producer)",
+            ErrorKind::NonAscii => {
+                "raw non-ASCII byte in a received value (must be ToASCII/percent-encoded by the producer)"
+            }
             ErrorKind::MissingScheme => "missing `scheme:`",
             ErrorKind::InvalidScheme => "invalid scheme",
             ErrorKind::MissingAuthority => "scheme must be followed by `//authority`",
@@ -130,13 +132,17 @@ impl ErrorKind {
             ErrorKind::EmptyLabel => "empty DNS label in hostname",
             ErrorKind::MultipleTrailingDots => "multiple trailing dots in DNS hostname",
             ErrorKind::AmbiguousNumericHost => "numeric host is not a dotted-decimal IPv4 address",
-            ErrorKind::Idna => "host fails UTS-46 ToASCII (nontransitional, CheckHyphens, CheckBidi, UseSTD3ASCIIRules, DNS length)",
+            ErrorKind::Idna => {
+                "host fails UTS-46 ToASCII (nontransitional, CheckHyphens, CheckBidi, UseSTD3ASCIIRules, DNS length)"
+            }
             ErrorKind::InvalidPort => "port must be 1-65535 in decimal without a leading zero",
             ErrorKind::InvalidPercentEncoding => "`%` must be followed by two hex digits",
             ErrorKind::Backslash => "backslash in path",
             ErrorKind::MissingAuthorityHeader => "neither `:authority` nor `Host` is present",
             ErrorKind::AuthorityHeadersDisagree => "`:authority` and `Host` differ after canonicalization",
-            ErrorKind::AuthorityMismatch => "received authority does not match the authority of the canonical target URI",
+            ErrorKind::AuthorityMismatch => {
+                "received authority does not match the authority of the canonical target URI"
+            }
         }
     }
 }

@@ -276,11 +276,7 @@ impl fmt::Display for UrnError {
                 write!(f, "URN is {len} bytes long, the maximum is {max}")
             }
             UrnError::InvalidByte { offset, byte } => {
-                let kind = if byte.is_ascii() {
-                    "control"
-                } else {
-                    "non-ASCII"
-                };
+                let kind = if byte.is_ascii() { "control" } else { "non-ASCII" };
                 write!(f, "{kind} byte 0x{byte:02X} at byte {offset} in URN")
             }
             UrnError::NotUrn => f.write_str("input does not start with the `urn:` scheme"),
@@ -293,23 +289,16 @@ impl fmt::Display for UrnError {
             UrnError::NidLength { nid, offset } => {
                 f.write_str("URN NID ")?;
                 write_nid(f, nid)?;
-                write!(
-                    f,
-                    " at byte {offset} must be {NID_MIN} to {NID_MAX} characters"
-                )
+                write!(f, " at byte {offset} must be {NID_MIN} to {NID_MAX} characters")
             }
             UrnError::NidHyphen { nid, offset } => {
                 f.write_str("URN NID ")?;
                 write_nid(f, nid)?;
-                write!(
-                    f,
-                    " must not begin or end with `-` (hyphen at byte {offset})"
-                )
+                write!(f, " must not begin or end with `-` (hyphen at byte {offset})")
             }
-            UrnError::MissingNssSeparator { offset } => write!(
-                f,
-                "missing `:` between NID and NSS (expected at byte {offset})"
-            ),
+            UrnError::MissingNssSeparator { offset } => {
+                write!(f, "missing `:` between NID and NSS (expected at byte {offset})")
+            }
             UrnError::EmptyNss { offset } => write!(f, "empty NSS at byte {offset}"),
             UrnError::EmptyComponent { part, offset } => {
                 write!(f, "empty {part} at byte {offset}")
@@ -327,10 +316,9 @@ impl fmt::Display for UrnError {
             UrnError::InvalidPercentEncoding { part, offset } => {
                 write!(f, "invalid percent-encoding at byte {offset} in {part}")
             }
-            UrnError::BareQuestionMark { offset } => write!(
-                f,
-                "`?` at byte {offset} after NSS must be followed by `+` or `=`"
-            ),
+            UrnError::BareQuestionMark { offset } => {
+                write!(f, "`?` at byte {offset} after NSS must be followed by `+` or `=`")
+            }
         }
     }
 }
@@ -458,10 +446,7 @@ impl Urn {
         let bytes = input.as_bytes();
         // After this check every byte is printable ASCII, so every byte
         // offset is a char boundary.
-        if let Some(offset) = bytes
-            .iter()
-            .position(|&b| !b.is_ascii() || b.is_ascii_control())
-        {
+        if let Some(offset) = bytes.iter().position(|&b| !b.is_ascii() || b.is_ascii_control()) {
             let byte = bytes.get(offset).copied().unwrap_or_default();
             return Err(UrnError::InvalidByte { offset, byte });
         }
@@ -532,14 +517,11 @@ impl Urn {
             match bytes.get(pos + 1) {
                 Some(b'+') => {
                     let start = pos + 2;
-                    let end =
-                        scan_component(bytes, start, UrnPart::RComponent, true, |s, i| {
-                            match s.get(i) {
-                                Some(b'#') => true,
-                                Some(b'?') => s.get(i + 1) == Some(&b'='),
-                                _ => false,
-                            }
-                        })?;
+                    let end = scan_component(bytes, start, UrnPart::RComponent, true, |s, i| match s.get(i) {
+                        Some(b'#') => true,
+                        Some(b'?') => s.get(i + 1) == Some(&b'='),
+                        _ => false,
+                    })?;
                     if end == start {
                         return Err(UrnError::EmptyComponent {
                             part: UrnPart::RComponent,
@@ -561,9 +543,7 @@ impl Urn {
                 return Err(UrnError::BareQuestionMark { offset: pos });
             }
             let start = pos + 2;
-            let end = scan_component(bytes, start, UrnPart::QComponent, true, |s, i| {
-                s.get(i) == Some(&b'#')
-            })?;
+            let end = scan_component(bytes, start, UrnPart::QComponent, true, |s, i| s.get(i) == Some(&b'#'))?;
             if end == start {
                 return Err(UrnError::EmptyComponent {
                     part: UrnPart::QComponent,

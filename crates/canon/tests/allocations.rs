@@ -1,6 +1,7 @@
 //! ASCII inputs allocate only the output: one allocation per call.
 // A counting global allocator needs `unsafe impl GlobalAlloc`; it only
 // forwards to the system allocator.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,17 +1,21 @@
 //! The official `request-signing/canonicalization.json` cases (AdCP
 //! compliance release 3.2.4), read from the suite on disk.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_canon::{canonicalize, canonicalize_received, Profile};
 use serde_json::Value;
 
 fn cases() -> Option<Vec<Value>> {
     let suite = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}"))?;
-    let doc = adcp_vectors::load_json(&suite, "request-signing/canonicalization.json").unwrap_or_else(|e| panic!("{e}"));
+    let doc =
+        adcp_vectors::load_json(&suite, "request-signing/canonicalization.json").unwrap_or_else(|e| panic!("{e}"));
     Some(doc["cases"].as_array().cloned().unwrap_or_default())
 }
 
 fn s<'a>(case: &'a Value, key: &str) -> &'a str {
-    case[key].as_str().unwrap_or_else(|| panic!("case {} lacks {key}", case["name"]))
+    case[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("case {} lacks {key}", case["name"]))
 }
 
 #[test]
@@ -41,7 +45,10 @@ fn every_canonicalization_vector_passes_both_entry_points() {
                 let received = canonicalize_received(input).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert_eq!(received, url, "{name}: entry points disagree");
             } else {
-                assert!(canonicalize_received(input).is_err(), "{name}: raw non-ASCII must be rejected when received");
+                assert!(
+                    canonicalize_received(input).is_err(),
+                    "{name}: raw non-ASCII must be rejected when received"
+                );
             }
         }
         checked += 1;

@@ -1,5 +1,6 @@
 //! The canonicalizer's behaviour beyond the conformance vectors: the
 //! decisions documented in the crate docs, and one rejection per error kind.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_canon::{
     canonicalize, canonicalize_authority_header, canonicalize_origin, canonicalize_received, derive_authority,
@@ -89,7 +90,10 @@ fn hosts() {
     ok("https://[2001:DB8:0:0::1]/", "https://[2001:db8:0:0::1]/");
     ok("https://a-b.c1.example/", "https://a-b.c1.example/");
     let url = canonicalize("https://[::1]:8443/").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((url.host(), url.host_kind(), url.port()), ("[::1]", HostKind::Ipv6, Some(8443)));
+    assert_eq!(
+        (url.host(), url.host_kind(), url.port()),
+        ("[::1]", HostKind::Ipv6, Some(8443))
+    );
     let url = canonicalize("https://1.2.3.4/").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(url.host_kind(), HostKind::Ipv4);
 }
@@ -117,7 +121,10 @@ fn host_rejections() {
     rejected("https://256.0.0.1/", ErrorKind::AmbiguousNumericHost);
     rejected("https://1.2.3.4./", ErrorKind::AmbiguousNumericHost);
     rejected("https://example.123/", ErrorKind::AmbiguousNumericHost);
-    rejected("https://\u{ff11}.\u{ff12}.\u{ff13}.\u{ff14}/", ErrorKind::AmbiguousNumericHost);
+    rejected(
+        "https://\u{ff11}.\u{ff12}.\u{ff13}.\u{ff14}/",
+        ErrorKind::AmbiguousNumericHost,
+    );
     rejected("https://[::1/p", ErrorKind::UnclosedBracket);
     rejected("https://fe80::1/p", ErrorKind::BareIpv6);
     rejected("https://[fe80::1%25eth0]/p", ErrorKind::Ipv6ZoneId);
@@ -195,7 +202,10 @@ fn accessors() {
     assert_eq!(url.path_and_query(), "/a/b?x=1");
     assert_eq!(url.to_string(), "https://sub.example.com:8443/a/b?x=1");
     let url = canonicalize("https://h").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((url.path(), url.query(), url.port(), url.port_or_default()), ("/", None, None, Some(443)));
+    assert_eq!(
+        (url.path(), url.query(), url.port(), url.port_or_default()),
+        ("/", None, None, Some(443))
+    );
     let url = canonicalize("https://h?").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((url.path(), url.query()), ("/", Some("")));
 }
@@ -226,7 +236,15 @@ fn authority_header_canonicalization() {
         canonicalize_authority_header(b"h.example:80", "HTTP").as_deref(),
         Ok("h.example")
     );
-    for bad in ["", ":443", "user@h.example", "h.example/p", "b\u{fc}cher.example", "h..example", "fe80::1"] {
+    for bad in [
+        "",
+        ":443",
+        "user@h.example",
+        "h.example/p",
+        "b\u{fc}cher.example",
+        "h..example",
+        "fe80::1",
+    ] {
         assert!(h(bad).is_err(), "{bad:?} accepted");
     }
 }
@@ -261,7 +279,10 @@ fn origin_canonicalization() {
     assert_eq!(o("B\u{fc}cher.example").as_deref(), Ok("xn--bcher-kva.example"));
     assert_eq!(o("xn--bcher-kva.example").as_deref(), Ok("xn--bcher-kva.example"));
     assert_eq!(o("keys.example.com:8443").as_deref(), Ok("keys.example.com"));
-    assert_eq!(o("https://Keys.Example.com:8443/.well-known/jwks.json").as_deref(), Ok("keys.example.com"));
+    assert_eq!(
+        o("https://Keys.Example.com:8443/.well-known/jwks.json").as_deref(),
+        Ok("keys.example.com")
+    );
     assert_eq!(o("[::1]").as_deref(), Ok("[::1]"));
     assert!(o("").is_err());
     assert!(o("exa mple.com").is_err());

@@ -1,5 +1,6 @@
 //! Property tests: no panics on arbitrary input, idempotence on every
 //! accepted input, and agreement of the two entry points on ASCII input.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_canon::{canonicalize, canonicalize_authority_header, canonicalize_origin, canonicalize_received};
 use proptest::prelude::*;
@@ -11,8 +12,22 @@ fn url_like() -> impl Strategy<Value = String> {
     let scheme = prop::sample::select(vec!["https", "HTTPS", "http", "Http", "wss", "h2+x"]);
     let userinfo = prop::option::of(prop::sample::select(vec!["u", "u:p", "%41:b", "a@b"]));
     let label = prop::sample::select(vec![
-        "example", "Seller", "b\u{fc}cher", "B\u{dc}CHER", "xn--bcher-kva", "a-b", "com", "x1", "fa\u{df}", "",
-        "123", "0x1f", "-a", "ab--c", "\u{5d0}", "\u{3002}",
+        "example",
+        "Seller",
+        "b\u{fc}cher",
+        "B\u{dc}CHER",
+        "xn--bcher-kva",
+        "a-b",
+        "com",
+        "x1",
+        "fa\u{df}",
+        "",
+        "123",
+        "0x1f",
+        "-a",
+        "ab--c",
+        "\u{5d0}",
+        "\u{3002}",
     ]);
     let name = prop::collection::vec(label, 1..4).prop_map(|l| l.join("."));
     let host = prop_oneof![
@@ -25,10 +40,28 @@ fn url_like() -> impl Strategy<Value = String> {
         Just("[fe80::1%25eth0]".to_owned()),
         Just("fe80::1".to_owned()),
     ];
-    let port = prop::option::of(prop::sample::select(vec!["", "443", "80", "8443", "0443", "65536", "x"]));
+    let port = prop::option::of(prop::sample::select(vec![
+        "", "443", "80", "8443", "0443", "65536", "x",
+    ]));
     let segment = prop::sample::select(vec![
-        "a", "B", ".", "..", "", "%2e", "%2E%2E", "%7e", "%41", "%2f", "%3A", "%zz", "%", "caf\u{e9}", "x|y", "a\\b",
-        " ", "~",
+        "a",
+        "B",
+        ".",
+        "..",
+        "",
+        "%2e",
+        "%2E%2E",
+        "%7e",
+        "%41",
+        "%2f",
+        "%3A",
+        "%zz",
+        "%",
+        "caf\u{e9}",
+        "x|y",
+        "a\\b",
+        " ",
+        "~",
     ]);
     let path = prop::collection::vec(segment, 0..6).prop_map(|s| {
         if s.is_empty() {
@@ -37,7 +70,9 @@ fn url_like() -> impl Strategy<Value = String> {
             format!("/{}", s.join("/"))
         }
     });
-    let query = prop::option::of(prop::sample::select(vec!["", "b=2&a=1", "x=a+b", "x=%7e%2f", "q=%ZZ", "a?b/c", "\u{fc}"]));
+    let query = prop::option::of(prop::sample::select(vec![
+        "", "b=2&a=1", "x=a+b", "x=%7e%2f", "q=%ZZ", "a?b/c", "\u{fc}",
+    ]));
     let fragment = prop::option::of(prop::sample::select(vec!["", "frag", "a#b"]));
     (scheme, userinfo, host, port, path, query, fragment).prop_map(|(s, u, h, p, path, q, f)| {
         let mut url = format!("{s}://");
@@ -129,7 +164,9 @@ fn generator_produces_accepted_urls() {
     let strategy = url_like();
     let mut accepted = 0;
     for _ in 0..2000 {
-        let Ok(tree) = strategy.new_tree(&mut runner) else { continue };
+        let Ok(tree) = strategy.new_tree(&mut runner) else {
+            continue;
+        };
         if canonicalize(&tree.current()).is_ok() {
             accepted += 1;
         }

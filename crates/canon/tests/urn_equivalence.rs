@@ -98,10 +98,7 @@ fn rfc8141_groups_collapse_in_a_hash_set() -> Result<(), UrnError> {
 #[test]
 fn percent_hex_digits_only_are_uppercased() -> Result<(), UrnError> {
     let urn = Urn::parse("urn:Ab-C:x%aa%bBy%Cc/z%0f:%2a")?;
-    assert_eq!(
-        urn.equivalence_key().to_string(),
-        "urn:ab-c:x%AA%BBy%CC/z%0F:%2A"
-    );
+    assert_eq!(urn.equivalence_key().to_string(), "urn:ab-c:x%AA%BBy%CC/z%0F:%2A");
     // Letters outside escapes keep their case.
     assert!(!equivalent("urn:ex:xaa", "urn:ex:xAA")?);
     // Escapes are not decoded, not even for unreserved characters.
@@ -238,10 +235,7 @@ fn malformed_nid() {
     );
     assert_eq!(
         parse_err("urn:example/x"),
-        UrnError::InvalidNidChar {
-            offset: 11,
-            ch: '/'
-        }
+        UrnError::InvalidNidChar { offset: 11, ch: '/' }
     );
 }
 
@@ -250,18 +244,9 @@ fn malformed_structure() {
     assert_eq!(parse_err("urn:ex:"), UrnError::EmptyNss { offset: 7 });
     assert_eq!(parse_err("urn:ex:?+r"), UrnError::EmptyNss { offset: 7 });
     assert_eq!(parse_err("urn:ex:#f"), UrnError::EmptyNss { offset: 7 });
-    assert_eq!(
-        parse_err("urn:example"),
-        UrnError::MissingNssSeparator { offset: 11 }
-    );
-    assert_eq!(
-        parse_err("urn:ex:abc?"),
-        UrnError::BareQuestionMark { offset: 10 }
-    );
-    assert_eq!(
-        parse_err("urn:ex:abc?x"),
-        UrnError::BareQuestionMark { offset: 10 }
-    );
+    assert_eq!(parse_err("urn:example"), UrnError::MissingNssSeparator { offset: 11 });
+    assert_eq!(parse_err("urn:ex:abc?"), UrnError::BareQuestionMark { offset: 10 });
+    assert_eq!(parse_err("urn:ex:abc?x"), UrnError::BareQuestionMark { offset: 10 });
     assert_eq!(
         parse_err("urn:ex:abc?+"),
         UrnError::EmptyComponent {
@@ -381,33 +366,17 @@ fn malformed_percent_encoding() {
 fn malformed_bytes_and_scheme() {
     assert_eq!(
         parse_err("urn:example:\u{430}123"),
-        UrnError::InvalidByte {
-            offset: 12,
-            byte: 0xD0
-        }
+        UrnError::InvalidByte { offset: 12, byte: 0xD0 }
     );
     assert_eq!(
         parse_err("urn:ex:a\tb"),
-        UrnError::InvalidByte {
-            offset: 8,
-            byte: b'\t'
-        }
+        UrnError::InvalidByte { offset: 8, byte: b'\t' }
     );
     assert_eq!(
         parse_err("urn:ex:a\u{7f}"),
-        UrnError::InvalidByte {
-            offset: 8,
-            byte: 0x7F
-        }
+        UrnError::InvalidByte { offset: 8, byte: 0x7F }
     );
-    for input in [
-        "",
-        "urn",
-        "urn-ex:a",
-        "urx:ex:a",
-        "http://example.com/",
-        " urn:ex:a",
-    ] {
+    for input in ["", "urn", "urn-ex:a", "urx:ex:a", "http://example.com/", " urn:ex:a"] {
         assert_eq!(parse_err(input), UrnError::NotUrn, "{input:?}");
     }
 }
@@ -431,28 +400,16 @@ fn length_cap() -> Result<(), UrnError> {
 #[test]
 fn equivalent_propagates_parse_errors() {
     assert_eq!(equivalent("nope", "urn:ex:a"), Err(UrnError::NotUrn));
-    assert_eq!(
-        equivalent("urn:ex:a", "urn:ex:"),
-        Err(UrnError::EmptyNss { offset: 7 })
-    );
+    assert_eq!(equivalent("urn:ex:a", "urn:ex:"), Err(UrnError::EmptyNss { offset: 7 }));
 }
 
 #[test]
 fn error_messages_name_part_and_offset() {
     let cases = [
-        (
-            "urn:x:abc",
-            "URN NID `x` at byte 4 must be 2 to 32 characters",
-        ),
+        ("urn:x:abc", "URN NID `x` at byte 4 must be 2 to 32 characters"),
         ("urn:ex:", "empty NSS at byte 7"),
-        (
-            "urn:ex:a123%2Xz456",
-            "invalid percent-encoding at byte 11 in NSS",
-        ),
-        (
-            "urn:ex:a?b",
-            "`?` at byte 8 after NSS must be followed by `+` or `=`",
-        ),
+        ("urn:ex:a123%2Xz456", "invalid percent-encoding at byte 11 in NSS"),
+        ("urn:ex:a?b", "`?` at byte 8 after NSS must be followed by `+` or `=`"),
         ("x", "input does not start with the `urn:` scheme"),
         (
             "urn:ab-:x",

@@ -1,5 +1,6 @@
 //! `adcp-sig canon`, `urn-eq` end to end: the conformance vectors through
 //! the binary, output shapes and exit codes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use serde_json::Value;
 use std::process::{Command, Output};
@@ -20,8 +21,11 @@ fn json_lines(out: &Output) -> Vec<Value> {
 
 #[test]
 fn canonicalization_vectors_through_the_cli() {
-    let Some(suite) = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}")) else { return };
-    let doc = adcp_vectors::load_json(&suite, "request-signing/canonicalization.json").unwrap_or_else(|e| panic!("{e}"));
+    let Some(suite) = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let doc =
+        adcp_vectors::load_json(&suite, "request-signing/canonicalization.json").unwrap_or_else(|e| panic!("{e}"));
     let cases = doc["cases"].as_array().cloned().unwrap_or_default();
     assert_eq!(cases.len(), 41);
     let inputs: Vec<&str> = cases.iter().filter_map(|c| c["input_url"].as_str()).collect();
@@ -48,7 +52,10 @@ fn canonicalization_vectors_through_the_cli() {
 fn canon_text_output_and_exit_codes() {
     let out = adcp_sig(&["canon", "HTTPS://Example.COM:443/a/./b"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "https://example.com/a/b\texample.com\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "https://example.com/a/b\texample.com\n"
+    );
 
     let out = adcp_sig(&["canon", "--received", "--json", "https://bücher.example/"]);
     assert_eq!(out.status.code(), Some(1));
@@ -58,16 +65,38 @@ fn canon_text_output_and_exit_codes() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("webhook_target_uri_malformed"));
 
-    assert_eq!(adcp_sig(&["canon"]).status.code(), Some(2), "missing URL is a usage error");
-    assert_eq!(adcp_sig(&["canon", "--profile", "x", "https://h/"]).status.code(), Some(2));
+    assert_eq!(
+        adcp_sig(&["canon"]).status.code(),
+        Some(2),
+        "missing URL is a usage error"
+    );
+    assert_eq!(
+        adcp_sig(&["canon", "--profile", "x", "https://h/"]).status.code(),
+        Some(2)
+    );
     assert_eq!(adcp_sig(&["no-such-command"]).status.code(), Some(2));
 }
 
 #[test]
 fn urn_eq_exit_codes() {
-    assert_eq!(adcp_sig(&["urn-eq", "urn:example:a123,z456", "URN:EXAMPLE:a123,z456#789"]).status.code(), Some(0));
-    assert_eq!(adcp_sig(&["urn-eq", "urn:example:a123,z456", "urn:example:a123%2Cz456"]).status.code(), Some(1));
-    assert_eq!(adcp_sig(&["urn-eq", "urn:example:a123%2cz456", "URN:EXAMPLE:a123%2Cz456"]).status.code(), Some(0));
+    assert_eq!(
+        adcp_sig(&["urn-eq", "urn:example:a123,z456", "URN:EXAMPLE:a123,z456#789"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        adcp_sig(&["urn-eq", "urn:example:a123,z456", "urn:example:a123%2Cz456"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        adcp_sig(&["urn-eq", "urn:example:a123%2cz456", "URN:EXAMPLE:a123%2Cz456"])
+            .status
+            .code(),
+        Some(0)
+    );
     assert_eq!(adcp_sig(&["urn-eq", "urn:x:a", "urn:example:a"]).status.code(), Some(2));
     let out = adcp_sig(&["urn-eq", "--json", "urn:example:A", "urn:example:a"]);
     assert_eq!(out.status.code(), Some(1));

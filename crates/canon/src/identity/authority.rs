@@ -22,7 +22,14 @@ pub(crate) fn strip_userinfo(authority: &[u8], base: usize, mode: Mode) -> Resul
         return Ok(0);
     };
     let userinfo = &authority[..at];
-    let err = |i: usize| Err(CanonError::new(ErrorKind::InvalidUserinfo, Component::Userinfo, base + i, userinfo));
+    let err = |i: usize| {
+        Err(CanonError::new(
+            ErrorKind::InvalidUserinfo,
+            Component::Userinfo,
+            base + i,
+            userinfo,
+        ))
+    };
     if authority[at + 1..].contains(&b'@') {
         return err(at);
     }
@@ -44,7 +51,12 @@ pub(crate) fn strip_userinfo(authority: &[u8], base: usize, mode: Mode) -> Resul
         let allowed = is_unreserved(b) || is_sub_delim(b) || b == b':' || (b >= 0x80 && mode == Mode::Producer);
         if !allowed {
             if b >= 0x80 {
-                return Err(CanonError::new(ErrorKind::NonAscii, Component::Userinfo, base + i, userinfo));
+                return Err(CanonError::new(
+                    ErrorKind::NonAscii,
+                    Component::Userinfo,
+                    base + i,
+                    userinfo,
+                ));
             }
             return err(i);
         }
@@ -67,7 +79,12 @@ pub(crate) fn host_port_into(
 ) -> Result<HostPort, CanonError> {
     let (kind, port_part, port_base) = if hostport.first() == Some(&b'[') {
         let Some(close) = hostport.iter().position(|&b| b == b']') else {
-            return Err(CanonError::new(ErrorKind::UnclosedBracket, Component::Host, base, hostport));
+            return Err(CanonError::new(
+                ErrorKind::UnclosedBracket,
+                Component::Host,
+                base,
+                hostport,
+            ));
         };
         host::ipv6_literal_into(&hostport[..=close], base, out)?;
         let rest = &hostport[close + 1..];
@@ -96,7 +113,12 @@ pub(crate) fn host_port_into(
             return Err(CanonError::new(ErrorKind::MissingHost, component, base, hostport));
         }
         if let Some(at) = host.iter().position(|&b| b == b'[' || b == b']') {
-            return Err(CanonError::new(ErrorKind::InvalidHostCharacter, Component::Host, base + at, host));
+            return Err(CanonError::new(
+                ErrorKind::InvalidHostCharacter,
+                Component::Host,
+                base + at,
+                host,
+            ));
         }
         let kind = host::reg_name_into(host, base, mode, out)?;
         match port {

@@ -56,8 +56,7 @@ pub(crate) fn remove_dot_segments(buf: &mut Vec<u8>, start: usize) {
 
 /// Whether any segment is exactly `.` or `..`.
 fn has_dot_segment(path: &[u8]) -> bool {
-    path.split(|&b| b == b'/')
-        .any(|seg| seg == b"." || seg == b"..")
+    path.split(|&b| b == b'/').any(|seg| seg == b"." || seg == b"..")
 }
 
 #[cfg(test)]

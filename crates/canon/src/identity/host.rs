@@ -38,12 +38,7 @@ pub(crate) fn ipv6_literal_into(lit: &[u8], base: usize, out: &mut Vec<u8>) -> R
 ///
 /// `host` is non-empty, contains no `:`, `[` or `]`, and starts at byte
 /// `base` of the input.
-pub(crate) fn reg_name_into(
-    host: &[u8],
-    base: usize,
-    mode: Mode,
-    out: &mut Vec<u8>,
-) -> Result<HostKind, CanonError> {
+pub(crate) fn reg_name_into(host: &[u8], base: usize, mode: Mode, out: &mut Vec<u8>) -> Result<HostKind, CanonError> {
     let err = |kind, at: usize| Err(CanonError::new(kind, Component::Host, base + at, host));
     if let Some(at) = host.iter().position(|&b| b == b'%') {
         return err(ErrorKind::PercentEncodedHost, at);

@@ -75,7 +75,12 @@ fn run(input: &[u8], mode: Mode) -> Result<CanonicalUrl, CanonError> {
         return Err(CanonError::new(ErrorKind::Empty, Component::Input, 0, b""));
     }
     if input.len() > MAX_INPUT_LEN {
-        return Err(CanonError::new(ErrorKind::TooLong, Component::Input, MAX_INPUT_LEN, b""));
+        return Err(CanonError::new(
+            ErrorKind::TooLong,
+            Component::Input,
+            MAX_INPUT_LEN,
+            b"",
+        ));
     }
 
     // Step 1: scheme.
@@ -103,7 +108,12 @@ fn run(input: &[u8], mode: Mode) -> Result<CanonicalUrl, CanonError> {
     let auth_end = auth_start + auth_len;
     let authority = &input[auth_start..auth_end];
     if authority.is_empty() {
-        return Err(CanonError::new(ErrorKind::EmptyAuthority, Component::Authority, auth_start, b""));
+        return Err(CanonError::new(
+            ErrorKind::EmptyAuthority,
+            Component::Authority,
+            auth_start,
+            b"",
+        ));
     }
     let hostport_off = authority::strip_userinfo(authority, auth_start, mode)?;
     // The scheme was lowercased into `out`, so it is ASCII.
@@ -122,10 +132,7 @@ fn run(input: &[u8], mode: Mode) -> Result<CanonicalUrl, CanonError> {
     // idempotent: `/a/%2E%2E/b` is `/b` on the first pass, not `/a/../b`.
     let path_start = out.len();
     let rest = &input[auth_end..];
-    let path_len = rest
-        .iter()
-        .position(|&b| b == b'?' || b == b'#')
-        .unwrap_or(rest.len());
+    let path_len = rest.iter().position(|&b| b == b'?' || b == b'#').unwrap_or(rest.len());
     percent::normalize_into(&rest[..path_len], auth_end, Component::Path, mode, &mut out)?;
     if out.len() == path_start {
         out.push(b'/');
@@ -144,8 +151,8 @@ fn run(input: &[u8], mode: Mode) -> Result<CanonicalUrl, CanonError> {
         percent::normalize_into(&q[..q_len], auth_end + path_len + 1, Component::Query, mode, &mut out)?;
     }
 
-    let serialization = String::from_utf8(out)
-        .map_err(|_| CanonError::new(ErrorKind::InvalidCharacter, Component::Input, 0, input))?;
+    let serialization =
+        String::from_utf8(out).map_err(|_| CanonError::new(ErrorKind::InvalidCharacter, Component::Input, 0, input))?;
     Ok(CanonicalUrl::from_parts(
         serialization,
         scheme_end,
@@ -169,7 +176,12 @@ fn scheme_len(input: &[u8]) -> Result<usize, CanonError> {
         return Err(CanonError::new(kind, Component::Scheme, len, &input[..len]));
     }
     if len == 0 || !input[0].is_ascii_alphabetic() {
-        return Err(CanonError::new(ErrorKind::InvalidScheme, Component::Scheme, 0, &input[..len]));
+        return Err(CanonError::new(
+            ErrorKind::InvalidScheme,
+            Component::Scheme,
+            0,
+            &input[..len],
+        ));
     }
     Ok(len)
 }

@@ -12,7 +12,10 @@ pub fn run(args: &UrnEqArgs) -> Exit {
             for (input, result) in [(&args.a, a), (&args.b, b)] {
                 if let Err(e) = result {
                     if args.json {
-                        println!("{}", json!({"input": input, "error": "urn_malformed", "message": e.to_string()}));
+                        println!(
+                            "{}",
+                            json!({"input": input, "error": "urn_malformed", "message": e.to_string()})
+                        );
                     } else {
                         eprintln!("adcp-sig: malformed URN {input:?}: {e}");
                     }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the fuzz seed corpora from the AdCP conformance vectors (which are
+# never copied into the repository) plus a few hand-picked shapes.
+# Usage: fuzz/seed-corpus.sh   (from anywhere; writes fuzz/corpus/<target>/)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+vectors=${ADCP_VECTORS_DIR:-$here/../../shared/vectors/adcp}
+mkdir -p "$here/corpus/canon" "$here/corpus/urn"
+if [ -f "$vectors/request-signing/canonicalization.json" ]; then
+  python3 - "$vectors/request-signing/canonicalization.json" "$here/corpus/canon" <<'PY'
+import hashlib, json, sys
+doc = json.load(open(sys.argv[1]))
+for case in doc["cases"]:
+    data = case["input_url"].encode()
+    open(f"{sys.argv[2]}/{hashlib.sha1(data).hexdigest()}", "wb").write(data)
+PY
+else
+  echo "conformance vectors not found at $vectors; seeding from built-in shapes only" >&2
+fi
+i=0
+for s in 'https://Seller.Example.COM.:443/a/./b/../c?x=%7e#f' 'https://[2001:DB8::1]:8443/p?' \
+         'https://user:pw@bücher.example/%2E%2E/x' 'http://127.1/' 'https://[fe80::1%25eth0]/'; do
+  printf '%s' "$s" > "$here/corpus/canon/builtin-$i"; i=$((i + 1))
+done
+i=0
+for s in 'urn:example:a123,z456' 'URN:EXAMPLE:a123%2cz456?+r?=q#f' 'urn:example:%D0%B0123,z456/foo'; do
+  printf '%s' "$s" > "$here/corpus/urn/builtin-$i"; i=$((i + 1))
+done
+echo "seeded: $(ls "$here/corpus/canon" | wc -l) canon, $(ls "$here/corpus/urn" | wc -l) urn"
