@@ -79,6 +79,22 @@ pub struct NormalizeArgs {
     /// Site-rules file (JSON or TOML, chosen by extension).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
+    /// Sort query parameters by name, then value, for every host (rule 10).
+    #[arg(long)]
+    pub sort_query: bool,
+    /// Remove query parameters whose name matches GLOB (`utm_*`), for every
+    /// host (rule 11). Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub remove_param: Vec<String>,
+    /// Remove directory index files (`index.html`, `default.asp`, …) (rule 3).
+    #[arg(long)]
+    pub directory_index: bool,
+    /// Remove a leading `www.` label for every host (rule 9).
+    #[arg(long)]
+    pub www_alias: bool,
+    /// Remove an empty `?` (rule 13).
+    #[arg(long)]
+    pub drop_empty_query: bool,
     /// One JSON object per line instead of text.
     #[arg(long)]
     pub json: bool,

@@ -102,3 +102,42 @@ fn urn_eq_exit_codes() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(json_lines(&out)[0]["equivalent"], false);
 }
+
+#[test]
+fn normalize_command() {
+    let out = adcp_sig(&["normalize", "HTTP://Example.COM:80/a/./b?z=1#f"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "http://example.com/a/b?z=1\n");
+
+    let out = adcp_sig(&[
+        "normalize",
+        "--sort-query",
+        "--remove-param",
+        "utm_*",
+        "--www-alias",
+        "--json",
+        "https://www.example.com/p?z=1&utm_source=x&a=2",
+        "https:///p",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["normalized"], "https://example.com/p?a=2&z=1");
+    assert_eq!(lines[1]["error"], "url_malformed");
+
+    let rules = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/site-rules.toml");
+    let out = adcp_sig(&["normalize", "--rules", rules, "http://www.example.com/index.html"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+
+    assert_eq!(
+        adcp_sig(&["normalize", "--rules", "/nonexistent/rules.json", "https://h/"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        adcp_sig(&["normalize", "--remove-param", "[", "https://h/"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
