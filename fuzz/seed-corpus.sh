@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 vectors=${ADCP_VECTORS_DIR:-$here/../../shared/vectors/adcp}
-mkdir -p "$here/corpus/canon" "$here/corpus/urn"
+mkdir -p "$here/corpus/canon" "$here/corpus/urn" "$here/corpus/signature_headers" "$here/corpus/content_digest"
 if [ -f "$vectors/request-signing/canonicalization.json" ]; then
   python3 - "$vectors/request-signing/canonicalization.json" "$here/corpus/canon" <<'PY'
 import hashlib, json, sys
@@ -13,6 +13,24 @@ doc = json.load(open(sys.argv[1]))
 for case in doc["cases"]:
     data = case["input_url"].encode()
     open(f"{sys.argv[2]}/{hashlib.sha1(data).hexdigest()}", "wb").write(data)
+PY
+  python3 - "$vectors" "$here/corpus" <<'PY'
+import hashlib, json, pathlib, sys
+suite, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+for path in list(suite.glob("webhook-signing/**/*.json")) + list(suite.glob("request-signing/**/*.json")):
+    try:
+        headers = json.loads(path.read_text())["request"]["headers"]
+    except (KeyError, TypeError, ValueError):
+        continue
+    for name, target in (("Signature-Input", "signature_headers"), ("Signature", "signature_headers"), ("Content-Digest", "content_digest")):
+        value = headers.get(name)
+        if isinstance(value, list):
+            value = ", ".join(value)
+        if isinstance(value, str):
+            data = value.encode()
+            if target == "content_digest":
+                data = b"\x00" + data  # the target's first byte selects the decoder
+            (out / target / hashlib.sha1(data).hexdigest()).write_bytes(data)
 PY
 else
   echo "conformance vectors not found at $vectors; seeding from built-in shapes only" >&2
@@ -26,4 +44,4 @@ i=0
 for s in 'urn:example:a123,z456' 'URN:EXAMPLE:a123%2cz456?+r?=q#f' 'urn:example:%D0%B0123,z456/foo'; do
   printf '%s' "$s" > "$here/corpus/urn/builtin-$i"; i=$((i + 1))
 done
-echo "seeded: $(ls "$here/corpus/canon" | wc -l) canon, $(ls "$here/corpus/urn" | wc -l) urn"
+for t in canon urn signature_headers content_digest; do echo "seeded $t: $(ls "$here/corpus/$t" | wc -l)"; done

@@ -23,6 +23,8 @@ pub enum Command {
     UrnEq(UrnEqArgs),
     /// Normalize URLs for deduplication (lossy; never for identity or signing).
     Normalize(NormalizeArgs),
+    /// Print the RFC 9421 signature base computed for a request.
+    Base(BaseArgs),
 }
 
 /// The signing profile whose error codes are reported.
@@ -101,4 +103,22 @@ pub struct NormalizeArgs {
     /// URLs to normalize.
     #[arg(required = true, value_name = "URL")]
     pub urls: Vec<String>,
+}
+
+/// Arguments of `adcp-sig base`.
+#[derive(Debug, Args)]
+pub struct BaseArgs {
+    /// Request as JSON: `{"method","url","headers":{name: value | [values]},"body"}`,
+    /// or a conformance vector file containing such a `request`.
+    #[arg(long, value_name = "FILE")]
+    pub request: PathBuf,
+    /// Signature label to compute the base for.
+    #[arg(long, default_value = "sig1")]
+    pub label: String,
+    /// Use this `@target-uri` instead of the AdCP canonical form of the URL.
+    #[arg(long, value_name = "URI")]
+    pub target_uri: Option<String>,
+    /// Print `{"signature_base": …}` or `{"error": …}`.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -16,6 +16,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Canon(args) => commands::canon::run(&args),
         cli::Command::UrnEq(args) => commands::urn_eq::run(&args),
         cli::Command::Normalize(args) => commands::normalize::run(&args),
+        cli::Command::Base(args) => commands::base::run(&args),
     };
     code.into()
 }

@@ -141,3 +141,38 @@ fn normalize_command() {
         Some(2)
     );
 }
+
+#[test]
+fn base_command_reproduces_a_vector_base() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let vector = suite.join("webhook-signing/positive/001-basic-post.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&vector).unwrap()).unwrap();
+    let path = vector.to_string_lossy().into_owned();
+
+    let out = adcp_sig(&["base", "--request", &path]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end_matches('\n'),
+        doc["expected_signature_base"].as_str().unwrap()
+    );
+
+    let out = adcp_sig(&["base", "--json", "--request", &path]);
+    assert_eq!(json_lines(&out)[0]["signature_base"], doc["expected_signature_base"]);
+
+    // A stand-alone request file (just the request object) works too.
+    let dir = std::env::temp_dir().join(format!("adcp-sig-base-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let req = dir.join("request.json");
+    std::fs::write(&req, doc["request"].to_string()).unwrap();
+    let out = adcp_sig(&["base", "--json", "--request", &req.to_string_lossy(), "--label", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json_lines(&out)[0]["error"].as_str().unwrap().contains("nope"));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    assert_eq!(
+        adcp_sig(&["base", "--request", "/nonexistent.json"]).status.code(),
+        Some(2)
+    );
+}

@@ -69,3 +69,82 @@ pub fn load_json(suite: &Path, relative: &str) -> Result<serde_json::Value, Stri
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
+
+/// A request as the conformance vectors (and `adcp-sig base --request`)
+/// describe it: `{"method", "url", "headers": {name: value | [values]}, "body"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorRequest {
+    /// The request method.
+    pub method: String,
+    /// The absolute request URL as sent.
+    pub url: String,
+    /// Header field lines; a JSON array value becomes several lines.
+    pub headers: Vec<(String, String)>,
+    /// The body, if any (UTF-8 text in the vectors).
+    pub body: Option<String>,
+}
+
+impl VectorRequest {
+    /// Reads the request object of a vector (or a stand-alone request file).
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, String> {
+        let text = |key: &str| {
+            value[key]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("request.{key} must be a string"))
+        };
+        let mut headers = Vec::new();
+        if let Some(map) = value["headers"].as_object() {
+            for (name, v) in map {
+                match v {
+                    serde_json::Value::String(s) => headers.push((name.clone(), s.clone())),
+                    serde_json::Value::Array(lines) => {
+                        for line in lines {
+                            let s = line
+                                .as_str()
+                                .ok_or_else(|| format!("request.headers.{name} lines must be strings"))?;
+                            headers.push((name.clone(), s.to_owned()));
+                        }
+                    }
+                    _ => {
+                        return Err(format!(
+                            "request.headers.{name} must be a string or an array of strings"
+                        ))
+                    }
+                }
+            }
+        } else if !value["headers"].is_null() {
+            return Err("request.headers must be an object".into());
+        }
+        let body = match &value["body"] {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
+            _ => return Err("request.body must be a string".into()),
+        };
+        Ok(Self {
+            method: text("method")?,
+            url: text("url")?,
+            headers,
+            body,
+        })
+    }
+}
+
+/// Every `*.json` file under `suite/relative` (recursively), sorted.
+pub fn json_files(suite: &Path, relative: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&suite.join(relative), &mut out);
+    out.sort();
+    out
+}

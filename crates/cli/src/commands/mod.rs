@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod base;
 pub mod canon;
 pub mod normalize;
 pub mod urn_eq;

@@ -1,0 +1,282 @@
+//! Binary value encodings: Base64 as a choice the caller makes, never a
+//! fallback.
+//!
+//! AdCP carries binary values (`Signature`, `Content-Digest`) in two
+//! spellings, and which one is valid depends on the profile, never on what
+//! happens to parse:
+//!
+//! - [`BinaryEncoding::Base64Padded`]: RFC 8941 `sf-binary`, the standard
+//!   alphabet (`+`, `/`) with canonical `=` padding. AdCP 3.2 request
+//!   signing, and the `Content-Digest` of every webhook conformance vector.
+//! - [`BinaryEncoding::Base64UrlUnpadded`]: the URL-safe alphabet (`-`, `_`)
+//!   without padding. The legacy AdCP webhook v1 and request 3.0–3.1 form.
+//!
+//! Decoding is strict in both: characters of the other alphabet, missing,
+//! excess or misplaced padding, impossible lengths and non-canonical
+//! encodings (non-zero trailing bits) are rejected with a distinct
+//! [`EncodingError`]. A value that mixes the two alphabets
+//! ([`EncodingError::AlphabetMixing`]) is rejected by every decoder. As a
+//! consequence every accepted value is the *only* spelling of its bytes:
+//! `encode(decode(s)?) == s`.
+//!
+//! [`BinaryDecoding`] is what decoders of received fields take: either one
+//! encoding ([`BinaryDecoding::Only`]; a plain [`BinaryEncoding`] converts
+//! into it), or [`BinaryDecoding::EitherCanonical`] for legacy profiles
+//! whose corpus carries both spellings. The latter is a deterministic
+//! grammar, not a retry: the characters of the value select the one encoding
+//! it is checked against, and no value decodes to different bytes under the
+//! two.
+//!
+//! ```
+//! use adcp_sigbase::encoding::{BinaryDecoding, BinaryEncoding, EncodingError, PaddingErrorKind};
+//!
+//! let bytes = [0xfb, 0xef, 0xff];
+//! assert_eq!(BinaryEncoding::Base64Padded.encode(&bytes), "++//");
+//! assert_eq!(BinaryEncoding::Base64UrlUnpadded.encode(&bytes), "--__");
+//! assert_eq!(BinaryEncoding::Base64UrlUnpadded.decode("--__")?, bytes);
+//!
+//! // Strict: the other alphabet, padding and trailing bits are errors.
+//! assert!(matches!(
+//!     BinaryEncoding::Base64Padded.decode("--__"),
+//!     Err(EncodingError::WrongAlphabet { offset: 0, .. })
+//! ));
+//! assert_eq!(
+//!     BinaryEncoding::Base64Padded.decode("AQ"),
+//!     Err(EncodingError::Padding { offset: 2, kind: PaddingErrorKind::Missing })
+//! );
+//! assert_eq!(BinaryEncoding::Base64UrlUnpadded.decode("AR"), Err(EncodingError::NonCanonical { offset: 1 }));
+//! assert!(matches!(
+//!     BinaryEncoding::Base64UrlUnpadded.decode("A+B-"),
+//!     Err(EncodingError::AlphabetMixing { standard_offset: 1, url_safe_offset: 3 })
+//! ));
+//!
+//! // A legacy profile that accepts both spellings, each strictly.
+//! assert_eq!(BinaryDecoding::EitherCanonical.decode("AQ==")?, [1]);
+//! assert_eq!(BinaryDecoding::EitherCanonical.decode("AQ")?, [1]);
+//! assert!(BinaryDecoding::EitherCanonical.decode("AQ=").is_err());
+//! # Ok::<(), EncodingError>(())
+//! ```
+
+mod error;
+mod scan;
+mod sf_binary;
+
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine as _;
+
+pub use error::{EncodingError, PaddingErrorKind};
+pub use sf_binary::{decode_sf_binary_token, encode_sf_binary};
+
+use scan::{scan, Scan};
+
+/// Standard alphabet, canonical padding required, trailing bits rejected.
+const STANDARD_STRICT: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical)
+        .with_decode_allow_trailing_bits(false),
+);
+
+/// URL-safe alphabet, padding forbidden, trailing bits rejected.
+const URL_SAFE_STRICT: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(false),
+);
+
+/// How a binary value is spelled in a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryEncoding {
+    /// RFC 8941 `sf-binary`: standard alphabet (`+`, `/`) with canonical `=`
+    /// padding (RFC 4648 §4).
+    Base64Padded,
+    /// URL-safe alphabet (`-`, `_`) without padding (RFC 4648 §5): legacy
+    /// AdCP webhook v1 and request signing 3.0–3.1.
+    Base64UrlUnpadded,
+}
+
+impl BinaryEncoding {
+    /// A short human-readable name, for messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BinaryEncoding::Base64Padded => "padded standard Base64",
+            BinaryEncoding::Base64UrlUnpadded => "unpadded Base64URL",
+        }
+    }
+
+    /// Length of the encoding of `byte_len` bytes (saturating).
+    pub const fn encoded_len(self, byte_len: usize) -> usize {
+        let full = (byte_len / 3).saturating_mul(4);
+        match (self, byte_len % 3) {
+            (_, 0) => full,
+            (BinaryEncoding::Base64Padded, _) => full.saturating_add(4),
+            (BinaryEncoding::Base64UrlUnpadded, rem) => full.saturating_add(rem + 1),
+        }
+    }
+
+    /// Encodes `bytes`.
+    pub fn encode(&self, bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(self.encoded_len(bytes.len()));
+        self.encode_into(bytes, &mut out);
+        out
+    }
+
+    /// Appends the encoding of `bytes` to `out`.
+    pub fn encode_into(&self, bytes: &[u8], out: &mut String) {
+        self.engine().encode_string(bytes, out);
+    }
+
+    /// Decodes `text` strictly (see the [module docs](self)).
+    pub fn decode(&self, text: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, EncodingError> {
+        let mut out = Vec::new();
+        self.decode_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// Decodes `text` strictly, appending the bytes to `out` (no allocation
+    /// when `out` has the capacity). On error `out` is left as it was.
+    pub fn decode_into(&self, text: &(impl AsRef<[u8]> + ?Sized), out: &mut Vec<u8>) -> Result<(), EncodingError> {
+        let text = text.as_ref();
+        let found = scan(text)?;
+        self.decode_scanned(text, &found, out)
+    }
+
+    fn engine(self) -> &'static GeneralPurpose {
+        match self {
+            BinaryEncoding::Base64Padded => &STANDARD_STRICT,
+            BinaryEncoding::Base64UrlUnpadded => &URL_SAFE_STRICT,
+        }
+    }
+
+    /// Checks alphabet, padding and length of an already-scanned value, then
+    /// decodes it with the strict engine (which catches non-zero trailing
+    /// bits).
+    fn decode_scanned(self, text: &[u8], found: &Scan, out: &mut Vec<u8>) -> Result<(), EncodingError> {
+        let wrong = match self {
+            BinaryEncoding::Base64Padded => found.url_safe,
+            BinaryEncoding::Base64UrlUnpadded => found.standard,
+        };
+        if let Some((offset, byte)) = wrong {
+            return Err(EncodingError::WrongAlphabet {
+                offset,
+                byte,
+                expected: self,
+            });
+        }
+        let symbols = match (self, found.first_pad) {
+            (BinaryEncoding::Base64UrlUnpadded, Some(offset)) => {
+                return Err(EncodingError::Padding {
+                    offset,
+                    kind: PaddingErrorKind::Unexpected,
+                })
+            }
+            (BinaryEncoding::Base64Padded, Some(first)) => {
+                if text.iter().skip(first).any(|&b| b != b'=') {
+                    return Err(EncodingError::Padding {
+                        offset: first,
+                        kind: PaddingErrorKind::Misplaced,
+                    });
+                }
+                first
+            }
+            (_, None) => text.len(),
+        };
+        if symbols % 4 == 1 {
+            return Err(EncodingError::InvalidLength { symbols });
+        }
+        if self == BinaryEncoding::Base64Padded {
+            let needed = (4 - symbols % 4) % 4;
+            let present = text.len() - symbols;
+            if present < needed {
+                return Err(EncodingError::Padding {
+                    offset: text.len(),
+                    kind: PaddingErrorKind::Missing,
+                });
+            }
+            if present > needed {
+                return Err(EncodingError::Padding {
+                    offset: symbols + needed,
+                    kind: PaddingErrorKind::Excess,
+                });
+            }
+        }
+        let before = out.len();
+        self.engine().decode_vec(text, out).map_err(|e| {
+            out.truncate(before);
+            match e {
+                base64::DecodeError::InvalidLastSymbol(offset, _) => EncodingError::NonCanonical { offset },
+                // The checks above leave only trailing bits to the engine;
+                // keep a faithful mapping for the others regardless.
+                base64::DecodeError::InvalidByte(offset, byte) => EncodingError::InvalidCharacter { offset, byte },
+                base64::DecodeError::InvalidLength(symbols) => EncodingError::InvalidLength { symbols },
+                base64::DecodeError::InvalidPadding => EncodingError::Padding {
+                    offset: symbols,
+                    kind: PaddingErrorKind::Excess,
+                },
+            }
+        })
+    }
+}
+
+/// Which spellings a decoder of received values accepts.
+///
+/// Built from a [`BinaryEncoding`] with `From`, so APIs taking
+/// `impl Into<BinaryDecoding>` accept `BinaryEncoding::Base64Padded` directly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BinaryDecoding {
+    /// Exactly this encoding, strictly.
+    Only(BinaryEncoding),
+    /// Each value strictly in *one* of the two encodings, selected by its own
+    /// characters: a value containing `-` or `_` must be
+    /// [`BinaryEncoding::Base64UrlUnpadded`]; one containing `+`, `/` or
+    /// `=`, or whose length is a multiple of 4, must be
+    /// [`BinaryEncoding::Base64Padded`]; any other (alphanumeric, length not
+    /// a multiple of 4) must be [`BinaryEncoding::Base64UrlUnpadded`].
+    /// Mixed alphabets are rejected. The only values valid in both encodings
+    /// (alphanumeric, length a multiple of 4) decode to the same bytes in
+    /// both, so no value is ambiguous.
+    ///
+    /// For legacy profiles whose conformance corpus uses both spellings
+    /// (AdCP request signing 3.1 `Content-Digest`). Never use it as a retry
+    /// after a strict decoder failed.
+    EitherCanonical,
+}
+
+impl From<BinaryEncoding> for BinaryDecoding {
+    fn from(encoding: BinaryEncoding) -> Self {
+        BinaryDecoding::Only(encoding)
+    }
+}
+
+impl BinaryDecoding {
+    /// Decodes `text`.
+    pub fn decode(&self, text: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, EncodingError> {
+        let mut out = Vec::new();
+        self.decode_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// Decodes `text`, appending the bytes to `out`. On error `out` is left
+    /// as it was.
+    pub fn decode_into(&self, text: &(impl AsRef<[u8]> + ?Sized), out: &mut Vec<u8>) -> Result<(), EncodingError> {
+        let text = text.as_ref();
+        let found = scan(text)?;
+        let encoding = match self {
+            BinaryDecoding::Only(encoding) => *encoding,
+            BinaryDecoding::EitherCanonical => {
+                if found.url_safe.is_some() {
+                    BinaryEncoding::Base64UrlUnpadded
+                } else if found.standard.is_some() || found.first_pad.is_some() || text.len() % 4 == 0 {
+                    BinaryEncoding::Base64Padded
+                } else {
+                    BinaryEncoding::Base64UrlUnpadded
+                }
+            }
+        };
+        encoding.decode_scanned(text, &found, out)
+    }
+}
