@@ -73,15 +73,11 @@ pub fn signature_base(
     params: &SignatureParams,
     opts: &BaseOptions<'_>,
 ) -> Result<SignatureBase, Error> {
-    let default_types;
-    let types = match opts.structured_fields {
-        Some(t) => t,
-        None => {
-            default_types = StructuredFields::default();
-            &default_types
-        }
-    };
-    let mut out = Vec::with_capacity(256 + params.components().len() * 64);
+    let default_types = StructuredFields::default();
+    let types = opts.structured_fields.unwrap_or(&default_types);
+    let mut out = Vec::with_capacity(256 + params.components().len() * 96);
+    // One scratch buffer for every component identifier and the params line.
+    let mut scratch = String::with_capacity(128);
     for component in params.components() {
         let source = if component.flag("req") {
             opts.related_request.ok_or_else(|| Error::UnsupportedComponent {
@@ -103,12 +99,12 @@ pub fn signature_base(
             authority,
             types,
         };
-        ctx.write_lines(component, &mut out)?;
+        ctx.write_lines(component, &mut scratch, &mut out)?;
     }
     out.extend_from_slice(b"\"@signature-params\": ");
-    let mut sp = String::with_capacity(128);
-    params.serialize_into(&mut sp);
-    out.extend_from_slice(sp.as_bytes());
+    scratch.clear();
+    params.serialize_into(&mut scratch);
+    out.extend_from_slice(scratch.as_bytes());
     Ok(SignatureBase(out))
 }
 
@@ -126,13 +122,13 @@ impl Context<'_> {
         }
     }
 
-    fn write_lines(&self, c: &ComponentId, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn write_lines(&self, c: &ComponentId, scratch: &mut String, out: &mut Vec<u8>) -> Result<(), Error> {
+        scratch.clear();
+        c.serialize_into(scratch);
         if c.name() == "@query-param" {
-            return self.write_query_params(c, out);
+            return self.write_query_params(c, scratch, out);
         }
-        let mut ident = String::with_capacity(c.name().len() + 8);
-        c.serialize_into(&mut ident);
-        out.extend_from_slice(ident.as_bytes());
+        out.extend_from_slice(scratch.as_bytes());
         out.extend_from_slice(b": ");
         if c.is_derived() {
             self.write_derived(c, out)?;
@@ -186,11 +182,9 @@ impl Context<'_> {
         Ok(())
     }
 
-    fn write_query_params(&self, c: &ComponentId, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn write_query_params(&self, c: &ComponentId, ident: &str, out: &mut Vec<u8>) -> Result<(), Error> {
         let wanted = c.string_param("name").ok_or_else(|| Self::missing(c))?;
         let query = UriParts::split(self.target)?.query.unwrap_or("");
-        let mut ident = String::new();
-        c.serialize_into(&mut ident);
         let mut matches = query
             .split('&')
             .filter(|p| !p.is_empty())
@@ -215,26 +209,25 @@ impl Context<'_> {
 
     fn write_field(&self, c: &ComponentId, out: &mut Vec<u8>) -> Result<(), Error> {
         let trailer = c.flag("tr");
-        let lines: Vec<&[u8]> = if trailer {
-            self.msg.trailer_lines(c.name()).collect()
-        } else {
-            self.msg.field_lines(c.name()).collect()
-        };
-        if lines.is_empty() {
-            return Err(Self::missing(c));
-        }
         if c.flag("bs") {
             use base64::Engine as _;
-            for (i, line) in lines.iter().enumerate() {
-                if i > 0 {
+            let mut any = false;
+            let lines: Box<dyn Iterator<Item = &[u8]>> = if trailer {
+                Box::new(self.msg.trailer_lines(c.name()))
+            } else {
+                Box::new(self.msg.field_lines(c.name()))
+            };
+            for line in lines {
+                if any {
                     out.extend_from_slice(b", ");
                 }
+                any = true;
                 out.push(b':');
                 let encoded = base64::engine::general_purpose::STANDARD.encode(crate::message::trim_ows(line));
                 out.extend_from_slice(encoded.as_bytes());
                 out.push(b':');
             }
-            return Ok(());
+            return if any { Ok(()) } else { Err(Self::missing(c)) };
         }
         let combined = if trailer {
             self.msg.combined_trailer(c.name())?
