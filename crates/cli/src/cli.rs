@@ -25,6 +25,10 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the RFC 9421 signature base computed for a request.
     Base(BaseArgs),
+    /// Verify a signed request or webhook (or one conformance vector).
+    Verify(VerifyArgs),
+    /// Run the whole AdCP conformance suite; ends with `N passed, M failed`.
+    Conformance(ConformanceArgs),
 }
 
 /// The signing profile whose error codes are reported.
@@ -121,4 +125,63 @@ pub struct BaseArgs {
     /// Print `{"signature_base": …}` or `{"error": …}`.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The profile a verification runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerifyProfileArg {
+    /// Webhook v1 (`adcp/webhook-signing/v1`).
+    Webhook,
+    /// Request signing, AdCP 3.2 (RFC 8941 Base64, content-digest required).
+    Request,
+    /// An explicitly configured legacy 3.0/3.1 request endpoint (base64url).
+    RequestLegacy,
+}
+
+/// `covers_content_digest` for `--profile request-legacy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CoverageArg {
+    /// Body-bearing requests must cover `content-digest`.
+    Required,
+    /// Coverage optional.
+    Either,
+    /// Coverage rejected.
+    Forbidden,
+}
+
+/// Arguments of `adcp-sig verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Profile (with `--vector`, defaults to the one the suite directory names).
+    #[arg(long, value_enum)]
+    pub profile: Option<VerifyProfileArg>,
+    /// Legacy endpoint `covers_content_digest` policy.
+    #[arg(long, value_enum, default_value = "either")]
+    pub covers_content_digest: CoverageArg,
+    /// Request as JSON (the vectors' `request` shape, or a vector file).
+    #[arg(long, value_name = "FILE", conflicts_with = "vector", requires = "jwks")]
+    pub request: Option<PathBuf>,
+    /// JWKS (`{"keys": [...]}`) the signer's keys come from.
+    #[arg(long, value_name = "FILE")]
+    pub jwks: Option<PathBuf>,
+    /// Run one conformance vector file (keys, clock and harness state from the suite).
+    #[arg(long, value_name = "FILE")]
+    pub vector: Option<PathBuf>,
+    /// Verify as of this Unix time instead of now.
+    #[arg(long, value_name = "UNIX")]
+    pub now: Option<i64>,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `adcp-sig conformance`.
+#[derive(Debug, Args)]
+pub struct ConformanceArgs {
+    /// The suite directory (default: `$ADCP_VECTORS_DIR`, the workplace copy, or `test-vectors/adcp`).
+    #[arg(long, value_name = "DIR")]
+    pub vectors: Option<PathBuf>,
+    /// Print every outcome, not only failures.
+    #[arg(long)]
+    pub verbose: bool,
 }

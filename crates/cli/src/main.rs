@@ -17,6 +17,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::UrnEq(args) => commands::urn_eq::run(&args),
         cli::Command::Normalize(args) => commands::normalize::run(&args),
         cli::Command::Base(args) => commands::base::run(&args),
+        cli::Command::Verify(args) => commands::verify::run(&args),
+        cli::Command::Conformance(args) => commands::conformance::run(&args),
     };
     code.into()
 }

@@ -3,14 +3,22 @@
 //! Not parsed with `sfv`: the AdCP webhook v1 profile (and legacy request
 //! endpoints) put unpadded base64url between the colons, which is not an
 //! RFC 8941 byte sequence, and `sfv` decodes real byte sequences leniently
-//! (missing padding, non-zero trailing bits). This scanner implements the
-//! Dictionary grammar for members of the form `key=:token:` and hands each
-//! token to the strict decoder of the encoding the caller selected, so the
-//! encoding is a choice, never a fallback.
+//! (missing padding, non-zero trailing bits). The crate's own Dictionary
+//! parser reads the field one member at a time; this module requires each
+//! member to be `key=:token:` (no parameters, no repeated key) and keeps the
+//! token, which [`Signatures::decode`] hands to the strict decoder of the
+//! encoding the caller selected, so the encoding is a choice, never a
+//! fallback.
+//!
+//! A member is judged as soon as its key is read: a repeated key is
+//! [`Error::DuplicateLabel`] and a key not followed by `=:` is
+//! [`Error::NotByteSequence`], whatever follows; anything else that is not
+//! well-formed is [`Error::HeaderMalformed`].
 
 use crate::encoding::BinaryEncoding;
 use crate::error::SignatureHeader;
 use crate::message::Message;
+use crate::sf_dictionary::{self, DictionaryError, ErrorKind, RawValue, Span};
 use crate::Error;
 
 /// Largest `Signature` (all lines combined) accepted, in bytes.
@@ -41,7 +49,27 @@ impl Signatures {
                 max: MAX_SIGNATURE_LEN,
             });
         }
-        Scanner { input: value, pos: 0 }.dictionary()
+        let mut members: Vec<(String, String)> = Vec::new();
+        // No member cap: MAX_SIGNATURE_LEN bounds the work.
+        for member in sf_dictionary::members(value, usize::MAX) {
+            let member = member.map_err(|e| member_error(value, &members, &e))?;
+            let label = text(value, member.key);
+            check_unique(&members, &label)?;
+            let RawValue::ByteSequence(token) = member.value else {
+                return Err(Error::NotByteSequence { label });
+            };
+            if member.parameters {
+                return Err(malformed(format!(
+                    "parameters on Signature members are not supported at byte {}",
+                    token.end + 1
+                )));
+            }
+            members.push((label, text(value, token)));
+        }
+        if members.is_empty() {
+            return Err(malformed(format!("empty dictionary at byte {}", value.len())));
+        }
+        Ok(Signatures { members })
     }
 
     /// Parses every `Signature` line of `msg`, combined per RFC 9110.
@@ -76,117 +104,85 @@ impl Signatures {
     }
 }
 
-struct Scanner<'a> {
-    input: &'a [u8],
-    pos: usize,
+/// The text of `span` in `input` (ASCII, checked by the parser, so exact).
+fn text(input: &[u8], span: Span) -> String {
+    String::from_utf8_lossy(span.of(input)).into_owned()
 }
 
-impl Scanner<'_> {
-    fn malformed(&self, what: &str) -> Error {
-        Error::HeaderMalformed {
+/// [`Error::HeaderMalformed`] for `Signature`.
+fn malformed(detail: String) -> Error {
+    Error::HeaderMalformed {
+        header: SignatureHeader::Signature,
+        detail,
+    }
+}
+
+/// [`Error::DuplicateLabel`] if `label` is already among `members`.
+fn check_unique(members: &[(String, String)], label: &str) -> Result<(), Error> {
+    if members.iter().any(|(l, _)| l == label) {
+        return Err(Error::DuplicateLabel {
             header: SignatureHeader::Signature,
-            detail: format!("{what} at byte {}", self.pos),
-        }
+            label: label.to_owned(),
+        });
     }
+    Ok(())
+}
 
-    fn peek(&self) -> Option<u8> {
-        self.input.get(self.pos).copied()
-    }
-
-    fn skip(&mut self, set: &[u8]) {
-        while self.peek().is_some_and(|b| set.contains(&b)) {
-            self.pos += 1;
+/// The error for a parse failure after `members`: when it lies inside a
+/// member whose key was read, a repeated key is [`Error::DuplicateLabel`]
+/// and a key not followed by `=:` is [`Error::NotByteSequence`], as for a
+/// well-formed member; otherwise [`Error::HeaderMalformed`].
+fn member_error(input: &[u8], members: &[(String, String)], e: &DictionaryError) -> Error {
+    if let Some(key) = e.key {
+        let label = text(input, key);
+        if let Err(duplicate) = check_unique(members, &label) {
+            return duplicate;
+        }
+        if !input.get(key.end..).is_some_and(|rest| rest.starts_with(b"=:")) {
+            return Error::NotByteSequence { label };
         }
     }
-
-    /// RFC 8941 §4.2.2, restricted to byte-sequence members.
-    fn dictionary(mut self) -> Result<Signatures, Error> {
-        let mut members: Vec<(String, String)> = Vec::new();
-        self.skip(b" ");
-        if self.peek().is_none() {
-            return Err(self.malformed("empty dictionary"));
-        }
-        loop {
-            let key = self.key()?;
-            if members.iter().any(|(l, _)| *l == key) {
-                return Err(Error::DuplicateLabel {
-                    header: SignatureHeader::Signature,
-                    label: key,
-                });
-            }
-            if self.peek() != Some(b'=') {
-                return Err(Error::NotByteSequence { label: key });
-            }
-            self.pos += 1;
-            if self.peek() != Some(b':') {
-                return Err(Error::NotByteSequence { label: key });
-            }
-            self.pos += 1;
-            let start = self.pos;
-            while self.peek().is_some_and(|b| b != b':') {
-                let b = self.input[self.pos];
-                // Any base64 / base64url character; the strict decoder of
-                // the selected encoding decides what is valid.
-                if !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_')) {
-                    return Err(self.malformed("invalid character in byte sequence"));
-                }
-                self.pos += 1;
-            }
-            if self.peek() != Some(b':') {
-                return Err(self.malformed("unterminated byte sequence"));
-            }
-            let token = String::from_utf8_lossy(&self.input[start..self.pos]).into_owned();
-            self.pos += 1;
-            if self.peek() == Some(b';') {
-                return Err(self.malformed("parameters on Signature members are not supported"));
-            }
-            members.push((key, token));
-            self.skip(b" \t");
-            match self.peek() {
-                None => break,
-                Some(b',') => {
-                    self.pos += 1;
-                    self.skip(b" \t");
-                    if self.peek().is_none() {
-                        return Err(self.malformed("trailing comma"));
-                    }
-                }
-                Some(_) => return Err(self.malformed("expected `,` between members")),
-            }
-        }
-        Ok(Signatures { members })
-    }
-
-    /// `key = ( lcalpha / "*" ) *( lcalpha / DIGIT / "_" / "-" / "." / "*" )`.
-    fn key(&mut self) -> Result<String, Error> {
-        let start = self.pos;
-        match self.peek() {
-            Some(b) if b.is_ascii_lowercase() || b == b'*' => self.pos += 1,
-            _ => return Err(self.malformed("expected a key")),
-        }
-        while self
-            .peek()
-            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-.*".contains(&b))
-        {
-            self.pos += 1;
-        }
-        Ok(String::from_utf8_lossy(&self.input[start..self.pos]).into_owned())
-    }
+    malformed(match e.kind {
+        ErrorKind::Syntax(kind) => format!("{kind} at byte {}", e.offset),
+        ErrorKind::TooManyMembers { max } => format!("more than {max} members"),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn detail(input: &[u8]) -> String {
+        match Signatures::parse(input) {
+            Err(Error::HeaderMalformed {
+                header: SignatureHeader::Signature,
+                detail,
+            }) => detail,
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(input)),
+        }
+    }
+
+    fn duplicate(label: &str) -> Result<Signatures, Error> {
+        Err(Error::DuplicateLabel {
+            header: SignatureHeader::Signature,
+            label: label.into(),
+        })
+    }
+
+    fn not_byte_sequence(label: &str) -> Result<Signatures, Error> {
+        Err(Error::NotByteSequence { label: label.into() })
+    }
+
     #[test]
     fn grammar() {
         assert!(Signatures::parse(b"sig1=:AA:").is_ok());
-        assert!(Signatures::parse(b"  sig1=:AA: ,  sig-2.x=::").is_ok());
+        let sigs = Signatures::parse(b"  sig1=:AA: ,\t sig-2.x=::, *s=:-_+/=:\t").unwrap();
+        assert_eq!(sigs.labels().collect::<Vec<_>>(), ["sig1", "sig-2.x", "*s"]);
+        assert_eq!(sigs.get("sig-2.x"), Some(""));
+        assert_eq!(sigs.get("*s"), Some("-_+/="));
         for bad in [
             &b""[..],
             b" ",
-            b"sig1",
-            b"sig1=AA",
             b"sig1=:AA",
             b"Sig1=:AA:",
             b"sig1=:AA:,",
@@ -194,19 +190,73 @@ mod tests {
             b"sig1=:A A:",
             b"sig1=:AA:;p=1",
             b"1sig=:AA:",
+            b"\tsig1=:AA:",
         ] {
-            assert!(Signatures::parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+            detail(bad);
         }
+        assert_eq!(Signatures::parse(b"sig1=:AA:, sig1=:BB:"), duplicate("sig1"));
+        for bare in [&b"sig1"[..], b"sig1=AA", b"sig1=1", b"sig1=(:AA:)", b"sig1;p=1"] {
+            assert_eq!(Signatures::parse(bare), not_byte_sequence("sig1"));
+        }
+    }
+
+    #[test]
+    fn details() {
+        assert_eq!(detail(b""), "empty dictionary at byte 0");
+        assert_eq!(detail(b"   "), "empty dictionary at byte 3");
         assert_eq!(
-            Signatures::parse(b"sig1=:AA:, sig1=:BB:"),
-            Err(Error::DuplicateLabel {
+            detail(b"sig1=:AA:;p=1"),
+            "parameters on Signature members are not supported at byte 9"
+        );
+        assert_eq!(detail(b"sig1=:A*:"), "invalid character in byte sequence at byte 7");
+        assert_eq!(detail(b"sig1=:AA:,"), "trailing ',' at byte 10");
+        assert_eq!(
+            Signatures::parse(&vec![b'a'; MAX_SIGNATURE_LEN + 1]),
+            Err(Error::HeaderTooLong {
                 header: SignatureHeader::Signature,
-                label: "sig1".into()
+                max: MAX_SIGNATURE_LEN,
             })
         );
+    }
+
+    #[test]
+    fn a_member_is_judged_once_its_key_is_read() {
+        // The key decides before the rest of the member is checked.
+        assert_eq!(Signatures::parse(b"sig1=:AA:, sig1=@"), duplicate("sig1"));
+        assert_eq!(Signatures::parse(b"sig1=:AA:, sig1\xe9"), duplicate("sig1"));
+        assert_eq!(Signatures::parse(b"sig1=@"), not_byte_sequence("sig1"));
+        assert_eq!(Signatures::parse(b"sig1;P"), not_byte_sequence("sig1"));
+        assert_eq!(Signatures::parse(b"sig1=(1"), not_byte_sequence("sig1"));
+        // An earlier member's problem wins over a later syntax error.
+        assert_eq!(Signatures::parse(b"sig1, ="), not_byte_sequence("sig1"));
+        detail(b"sig1=:AA:;P");
+        detail(b"sig1=:\xe9:");
+        detail(b"sig1=:AA:, X");
+    }
+
+    #[test]
+    fn decoding_is_lazy_and_strict() {
+        // Accepted by the parser in either alphabet; the decoder judges.
+        let sigs = Signatures::parse(b"a=:AQID:, b=:-_8:, c=:AA=:").unwrap();
+        assert_eq!(sigs.decode("a", BinaryEncoding::Base64Padded), Ok(vec![1, 2, 3]));
         assert_eq!(
-            Signatures::parse(b"sig1"),
-            Err(Error::NotByteSequence { label: "sig1".into() })
+            sigs.decode("b", BinaryEncoding::Base64UrlUnpadded),
+            Ok(vec![0xfb, 0xff])
+        );
+        assert!(matches!(
+            sigs.decode("b", BinaryEncoding::Base64Padded),
+            Err(Error::SignatureEncoding { .. })
+        ));
+        assert!(matches!(
+            sigs.decode("c", BinaryEncoding::Base64Padded),
+            Err(Error::SignatureEncoding { .. })
+        ));
+        assert_eq!(
+            sigs.decode("d", BinaryEncoding::Base64Padded),
+            Err(Error::LabelNotFound {
+                header: SignatureHeader::Signature,
+                label: "d".into(),
+            })
         );
     }
 }

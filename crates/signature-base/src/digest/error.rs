@@ -4,60 +4,7 @@ use std::fmt;
 
 use super::DigestAlgorithm;
 use crate::encoding::EncodingError;
-
-/// Where an RFC 8941 Dictionary parse failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum SyntaxErrorKind {
-    /// A byte outside ASCII (RFC 8941 §4.2 step 1).
-    NonAscii,
-    /// A key does not start with a lowercase letter or `*` (so `SHA-256` is
-    /// not a key at all), or a `;` is not followed by a key.
-    InvalidKey,
-    /// Something other than `,` after a member.
-    ExpectedComma,
-    /// The field ends with a `,`.
-    TrailingComma,
-    /// A character that starts no bare item.
-    InvalidItem,
-    /// An Integer or Decimal breaks the RFC 8941 §4.2.4 rules (length,
-    /// missing digits, fraction).
-    InvalidNumber,
-    /// A String contains a control or non-ASCII byte or a bad escape.
-    InvalidString,
-    /// A String has no closing `"`.
-    UnterminatedString,
-    /// A Byte Sequence contains a character of neither Base64 alphabet.
-    InvalidByteSequence,
-    /// A Byte Sequence has no closing `:`.
-    UnterminatedByteSequence,
-    /// `?` not followed by `0` or `1`.
-    InvalidBoolean,
-    /// An Inner List item not followed by a space or `)`.
-    InvalidInnerList,
-    /// An Inner List has no closing `)`.
-    UnterminatedInnerList,
-}
-
-impl fmt::Display for SyntaxErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SyntaxErrorKind::NonAscii => "non-ASCII byte",
-            SyntaxErrorKind::InvalidKey => "key must start with a lowercase letter or '*'",
-            SyntaxErrorKind::ExpectedComma => "expected ',' after a member",
-            SyntaxErrorKind::TrailingComma => "trailing ','",
-            SyntaxErrorKind::InvalidItem => "no item starts with this character",
-            SyntaxErrorKind::InvalidNumber => "invalid integer or decimal",
-            SyntaxErrorKind::InvalidString => "invalid character or escape in string",
-            SyntaxErrorKind::UnterminatedString => "unterminated string",
-            SyntaxErrorKind::InvalidByteSequence => "invalid character in byte sequence",
-            SyntaxErrorKind::UnterminatedByteSequence => "unterminated byte sequence",
-            SyntaxErrorKind::InvalidBoolean => "'?' must be followed by 0 or 1",
-            SyntaxErrorKind::InvalidInnerList => "inner list items must be separated by spaces",
-            SyntaxErrorKind::UnterminatedInnerList => "unterminated inner list",
-        })
-    }
-}
+use crate::sf_dictionary::{DictionaryError, ErrorKind, SyntaxErrorKind};
 
 /// The class of a [`DigestError`], for mapping to a profile's error codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -201,6 +148,17 @@ impl fmt::Display for DigestError {
             DigestError::Mismatch { algorithm } => {
                 write!(f, "Content-Digest `{algorithm}` does not match the body")
             }
+        }
+    }
+}
+
+impl From<DictionaryError> for DigestError {
+    /// A Dictionary parse failure of the field: [`DigestError::Syntax`] or
+    /// [`DigestError::TooManyMembers`].
+    fn from(e: DictionaryError) -> Self {
+        match e.kind {
+            ErrorKind::Syntax(kind) => DigestError::Syntax { offset: e.offset, kind },
+            ErrorKind::TooManyMembers { max } => DigestError::TooManyMembers { max },
         }
     }
 }

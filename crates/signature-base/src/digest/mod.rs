@@ -71,16 +71,16 @@
 //! ```
 
 mod algorithm;
-mod dictionary;
 mod error;
 mod policy;
 
+pub use crate::sf_dictionary::SyntaxErrorKind;
 pub use algorithm::DigestAlgorithm;
-pub use error::{DigestError, DigestErrorKind, SyntaxErrorKind};
+pub use error::{DigestError, DigestErrorKind};
 pub use policy::{verify, DigestPolicy, VerifiedDigest};
 
 use crate::encoding::{BinaryDecoding, BinaryEncoding};
-use dictionary::RawValue;
+use crate::sf_dictionary::{self, RawMember, RawValue};
 
 /// Longest `Content-Digest` field value accepted, in bytes.
 pub const MAX_FIELD_LEN: usize = 8 * 1024;
@@ -134,10 +134,10 @@ impl ContentDigest {
             });
         }
         let decoding = decoding.into();
-        let raw = dictionary::parse(input, MAX_MEMBERS)?;
-        let key_bytes = |m: &dictionary::RawMember| input.get(m.key_start..m.key_end).unwrap_or_default();
-        // Keys are ASCII (checked by the scanner), so this is exact.
-        let key_of = |m: &dictionary::RawMember| String::from_utf8_lossy(key_bytes(m)).into_owned();
+        let raw = sf_dictionary::parse(input, MAX_MEMBERS)?;
+        let key_bytes = |m: &RawMember| m.key.of(input);
+        // Keys are ASCII (checked by the parser), so this is exact.
+        let key_of = |m: &RawMember| String::from_utf8_lossy(key_bytes(m)).into_owned();
 
         for (i, member) in raw.iter().enumerate() {
             if raw
@@ -151,7 +151,7 @@ impl ContentDigest {
         let mut spans = Vec::with_capacity(raw.len());
         for member in &raw {
             match member.value {
-                RawValue::ByteSequence { start, end } => spans.push((member, start, end)),
+                RawValue::ByteSequence(span) => spans.push((member, span)),
                 RawValue::Other(found) => {
                     return Err(DigestError::NotByteSequence {
                         key: key_of(member),
@@ -161,20 +161,20 @@ impl ContentDigest {
             }
         }
         let mut members = Vec::with_capacity(spans.len());
-        for (member, start, end) in spans {
+        for (member, span) in spans {
             let key = key_of(member);
-            let text = input.get(start..end).unwrap_or_default();
-            let value = decoding.decode(text).map_err(|source| DigestError::InvalidEncoding {
-                key: key.clone(),
-                offset: start,
-                source,
-            })?;
-            for &(start, end) in &member.parameter_binaries {
-                let text = input.get(start..end).unwrap_or_default();
-                if let Err(source) = decoding.decode(text) {
+            let value = decoding
+                .decode(span.of(input))
+                .map_err(|source| DigestError::InvalidEncoding {
+                    key: key.clone(),
+                    offset: span.start,
+                    source,
+                })?;
+            for binary in &member.parameter_binaries {
+                if let Err(source) = decoding.decode(binary.of(input)) {
                     return Err(DigestError::InvalidEncoding {
                         key,
-                        offset: start,
+                        offset: binary.start,
                         source,
                     });
                 }

@@ -1,0 +1,44 @@
+//! `adcp-sig conformance`: the whole AdCP conformance suite.
+
+use crate::cli::ConformanceArgs;
+use crate::exit::Exit;
+use adcp_verify::conformance::run_suite;
+
+pub fn run(args: &ConformanceArgs) -> Exit {
+    let Some(suite) = args.vectors.clone().or_else(adcp_vectors::dir) else {
+        eprintln!("adcp-sig: conformance vectors not found (use --vectors DIR or set ADCP_VECTORS_DIR)");
+        return Exit::Usage;
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("adcp-sig: {e}");
+            return Exit::Usage;
+        }
+    };
+    let report = runtime.block_on(run_suite(&suite));
+    for problem in &report.manifest_problems {
+        println!("MANIFEST {problem}");
+    }
+    for o in &report.outcomes {
+        if args.verbose || !o.passed {
+            let got = match &o.got {
+                Ok(keyid) => format!("accepted ({keyid})"),
+                Err((code, step)) => format!("{code} at step {step}"),
+            };
+            println!(
+                "{} {}: expected {:?}, got {got} {}",
+                if o.passed { "PASS" } else { "FAIL" },
+                o.relative,
+                o.expected,
+                o.detail
+            );
+        }
+    }
+    println!("{}", report.summary_line());
+    if report.failed() == 0 {
+        Exit::Ok
+    } else {
+        Exit::Rejected
+    }
+}

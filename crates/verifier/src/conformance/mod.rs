@@ -1,0 +1,17 @@
+//! The AdCP conformance-suite runner (feature `conformance`).
+//!
+//! Loads vector files from the official suite (located as
+//! [`adcp_vectors::dir`] describes; never vendored), checks the suite
+//! against the committed manifest of SHA-256 hashes and per-directory
+//! counts, installs each vector's `test_harness_state` through the public
+//! APIs, pins the clock to `reference_now`, runs the verifier under the
+//! profile the vector's directory names and compares the outcome with
+//! `expected_outcome`.
+
+mod manifest;
+mod runner;
+mod vector;
+
+pub use manifest::{check_manifest, Manifest, MANIFEST_3_2_4};
+pub use runner::{run_file, run_suite, Outcome, SuiteReport};
+pub use vector::{Expected, Vector};

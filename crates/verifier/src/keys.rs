@@ -1,0 +1,204 @@
+//! Key resolution (checklist step 7) and the key facts steps 8–10 need.
+
+use adcp_sigbase::crypto::{Algorithm, VerifyingKey};
+use adcp_sigbase::jwk::Jwk;
+use async_trait::async_trait;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+/// A key the resolver found for a `keyid`, with the identity it belongs to.
+///
+/// Built once per key (not per request): the JWK's purpose members are
+/// extracted and its key material validated up front. A JWK whose material
+/// or `alg`/`crv` is inconsistent still resolves (the `keyid` is known) but
+/// fails the purpose check at step 8.
+#[derive(Debug, Clone)]
+pub struct ResolvedKey {
+    kid: String,
+    agent_url: String,
+    use_: Option<String>,
+    key_ops: Option<Vec<String>>,
+    adcp_use: Option<String>,
+    key: Result<(VerifyingKey, Algorithm), String>,
+}
+
+impl ResolvedKey {
+    /// From a JWK as published (a JSON object) and the agent URL of the
+    /// `agents[]` entry whose `jwks_uri` served it.
+    pub fn from_jwk_json(jwk: &serde_json::Value, agent_url: impl Into<String>) -> Option<Self> {
+        let kid = jwk.get("kid")?.as_str()?.to_owned();
+        let text = |name: &str| jwk.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        let key_ops = jwk.get("key_ops").and_then(|v| v.as_array()).map(|ops| {
+            ops.iter()
+                .map(|op| op.as_str().unwrap_or("\u{fffd}").to_owned())
+                .collect()
+        });
+        let key = Jwk::from_json_value(jwk)
+            .map(|j| (j.verifying_key().clone(), j.algorithm()))
+            .map_err(|e| e.to_string());
+        Some(Self {
+            kid,
+            agent_url: agent_url.into(),
+            use_: text("use"),
+            key_ops,
+            adcp_use: text("adcp_use"),
+            key,
+        })
+    }
+
+    /// The key's `kid`.
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// The signer identity: the `agents[]` entry URL the key resolved to.
+    pub fn agent_url(&self) -> &str {
+        &self.agent_url
+    }
+
+    /// JWK `use`.
+    pub fn use_(&self) -> Option<&str> {
+        self.use_.as_deref()
+    }
+
+    /// JWK `key_ops`.
+    pub fn key_ops(&self) -> Option<&[String]> {
+        self.key_ops.as_deref()
+    }
+
+    /// JWK `adcp_use`.
+    pub fn adcp_use(&self) -> Option<&str> {
+        self.adcp_use.as_deref()
+    }
+
+    /// The verification key and the algorithm its JWK implies, or why the
+    /// JWK is unusable.
+    pub fn key(&self) -> Result<(&VerifyingKey, Algorithm), &str> {
+        match &self.key {
+            Ok((k, a)) => Ok((k, *a)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Whether a key's revocation status is known and current.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RevocationStatus {
+    /// Not revoked, list fresh.
+    Current,
+    /// `kid` is in `revoked_kids`.
+    Revoked,
+    /// The list has not been refreshed within `next_update` + grace.
+    Stale,
+}
+
+/// Key resolution failed for infrastructure reasons.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    /// Transient fetch failure (retryable).
+    Unavailable(String),
+    /// The JWKS location failed SSRF validation.
+    Untrusted(String),
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResolveError::Unavailable(d) => write!(f, "key source unavailable: {d}"),
+            ResolveError::Untrusted(d) => write!(f, "key source untrusted: {d}"),
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+/// Resolves `keyid`s to keys and reports revocation status.
+///
+/// Contract: on a `kid` miss, an implementation backed by a remote JWKS
+/// refetches once (at most once per 30 seconds per source) before
+/// answering `Ok(None)`, so mid-task key rotation does not reject
+/// legitimate deliveries.
+#[async_trait]
+pub trait KeyResolver: Send + Sync {
+    /// The key for `keyid`, `Ok(None)` when unknown after the refetch.
+    async fn resolve(&self, keyid: &str) -> Result<Option<Arc<ResolvedKey>>, ResolveError>;
+
+    /// Revocation status of `key` at `now`.
+    async fn revocation_status(&self, key: &ResolvedKey, now: i64) -> Result<RevocationStatus, ResolveError>;
+}
+
+/// A fixed set of keys (a static JWKS, configuration, tests), with optional
+/// revoked kids and a stale-list flag.
+#[derive(Debug, Clone, Default)]
+pub struct StaticKeyResolver {
+    keys: HashMap<String, Arc<ResolvedKey>>,
+    revoked: HashSet<String>,
+    stale: bool,
+}
+
+impl StaticKeyResolver {
+    /// An empty resolver.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds every key of a JWKS document (`{"keys": [...]}`) for `agent_url`.
+    /// Entries without a string `kid` are skipped.
+    pub fn with_jwks(mut self, jwks: &serde_json::Value, agent_url: &str) -> Self {
+        if let Some(keys) = jwks.get("keys").and_then(|k| k.as_array()) {
+            for jwk in keys {
+                if let Some(key) = ResolvedKey::from_jwk_json(jwk, agent_url) {
+                    self.keys.insert(key.kid.clone(), Arc::new(key));
+                }
+            }
+        }
+        self
+    }
+
+    /// Adds one resolved key.
+    pub fn with_key(mut self, key: ResolvedKey) -> Self {
+        self.keys.insert(key.kid.clone(), Arc::new(key));
+        self
+    }
+
+    /// Marks `kid` revoked.
+    pub fn revoke(mut self, kid: &str) -> Self {
+        self.revoked.insert(kid.to_owned());
+        self
+    }
+
+    /// Marks the revocation list stale (not refreshed within grace).
+    pub fn with_stale_revocation_list(mut self, stale: bool) -> Self {
+        self.stale = stale;
+        self
+    }
+}
+
+#[async_trait]
+impl KeyResolver for StaticKeyResolver {
+    async fn resolve(&self, keyid: &str) -> Result<Option<Arc<ResolvedKey>>, ResolveError> {
+        Ok(self.keys.get(keyid).cloned())
+    }
+
+    async fn revocation_status(&self, key: &ResolvedKey, _now: i64) -> Result<RevocationStatus, ResolveError> {
+        if self.revoked.contains(key.kid()) {
+            Ok(RevocationStatus::Revoked)
+        } else if self.stale {
+            Ok(RevocationStatus::Stale)
+        } else {
+            Ok(RevocationStatus::Current)
+        }
+    }
+}
+
+#[async_trait]
+impl<R: KeyResolver + ?Sized> KeyResolver for Arc<R> {
+    async fn resolve(&self, keyid: &str) -> Result<Option<Arc<ResolvedKey>>, ResolveError> {
+        (**self).resolve(keyid).await
+    }
+
+    async fn revocation_status(&self, key: &ResolvedKey, now: i64) -> Result<RevocationStatus, ResolveError> {
+        (**self).revocation_status(key, now).await
+    }
+}

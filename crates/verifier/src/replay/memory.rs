@@ -1,0 +1,674 @@
+//! In-memory replay store for a single process ([`MemoryReplayStore`]).
+
+use super::{InsertOutcome, ReplayKey, ReplayStore, StoreError};
+use async_trait::async_trait;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Entry caps for a replay cache.
+///
+/// Both caps count live entries only (expired entries never count). The
+/// spec's recommended values are [`ReplayLimits::webhook`] and
+/// [`ReplayLimits::request`]; the aggregate cap is
+/// `min(aggregate_memory_budget, 10,000,000)`, so lower it with
+/// [`ReplayLimits::new`] when memory is tighter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReplayLimits {
+    /// Most live entries one `keyid` may hold; at the cap new signatures
+    /// from that keyid are refused (`*_signature_rate_abuse`).
+    pub per_keyid_cap: usize,
+    /// Most live entries across every keyid; at the cap every new signature
+    /// is refused (`*_signature_rate_abuse`).
+    pub aggregate_cap: usize,
+}
+
+impl ReplayLimits {
+    /// Webhook profile per-keyid cap recommended by the spec
+    /// ("Webhook replay dedup sizing").
+    pub const WEBHOOK_PER_KEYID_CAP: usize = 100_000;
+    /// Request profile per-keyid cap recommended by the spec
+    /// ("Transport replay dedup").
+    pub const REQUEST_PER_KEYID_CAP: usize = 1_000_000;
+    /// Aggregate cap recommended by the spec (upper bound of
+    /// `min(aggregate_memory_budget, 10,000,000)`).
+    pub const AGGREGATE_CAP: usize = 10_000_000;
+
+    /// Custom caps (for example an aggregate cap derived from a memory
+    /// budget, or small caps in tests). A cap of 0 refuses every insert.
+    #[must_use]
+    pub const fn new(per_keyid_cap: usize, aggregate_cap: usize) -> Self {
+        Self {
+            per_keyid_cap,
+            aggregate_cap,
+        }
+    }
+
+    /// Webhook caps: 100,000 entries per keyid, 10,000,000 in aggregate.
+    #[must_use]
+    pub const fn webhook() -> Self {
+        Self::new(Self::WEBHOOK_PER_KEYID_CAP, Self::AGGREGATE_CAP)
+    }
+
+    /// Request caps: 1,000,000 entries per keyid, 10,000,000 in aggregate.
+    #[must_use]
+    pub const fn request() -> Self {
+        Self::new(Self::REQUEST_PER_KEYID_CAP, Self::AGGREGATE_CAP)
+    }
+}
+
+/// A [`ReplayStore`] held in process memory.
+///
+/// Suitable for a single-process verifier; a fleet with more than one
+/// endpoint must share one cache (Redis, PostgreSQL) or scope keys by
+/// destination URL (see [`ReplayKey::scope`]). Every operation takes one
+/// `std::sync::Mutex` and never holds it across an `.await`, so the store
+/// works with any executor. The insert is atomic with the replay and cap
+/// checks.
+///
+/// The store keeps one hash table per `keyid` (nonce bytes and optional
+/// scope packed into one compact key) and one min-heap of expiry records
+/// shared by every keyid. Expired entries are removed lazily: every call
+/// pops at most [`SWEEP_BUDGET`](Self::SWEEP_BUDGET) expired records, and a call that finds a
+/// cap reached first sweeps *every* expired entry before refusing, so
+/// expired entries never count toward a cap. Each entry is pushed and
+/// popped once, so the amortized cost of an insert is `O(log n)`.
+///
+/// Nothing is ever evicted early: at the per-keyid or aggregate cap,
+/// [`ReplayStore::insert`] returns [`InsertOutcome::KeyidCapReached`] or
+/// [`InsertOutcome::AggregateCapReached`] and the verifier rejects with
+/// `*_signature_rate_abuse`.
+///
+/// An entry is live while `now <= expires_at`: the verifier passes
+/// `expires_at = expires + 60` and its window check still accepts a
+/// signature at `now == expires + 60` (it rejects only `expires < now − 60`),
+/// so the entry must still reject a replay at that second. An insert whose
+/// `expires_at` is already past returns [`InsertOutcome::Inserted`] and
+/// stores nothing.
+///
+/// Memory: about 110 bytes per entry with a 16-byte unscoped nonce (a
+/// 32-byte heap record, a hash-table slot and one shared allocation for
+/// the key), more with a scope, and up to twice that while tables grow.
+/// At the recommended aggregate cap of 10,000,000 entries that is 1–2 GB;
+/// size the aggregate cap to the memory budget, or use a shared tier.
+///
+/// ```
+/// use adcp_verify::replay::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayStore};
+///
+/// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// # block_on(async {
+/// let store = MemoryReplayStore::webhook();
+/// let key = ReplayKey { keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
+/// let now = 1_776_520_800;
+/// let expires_at = now + 300 + 60; // signature `expires` + 60 s skew
+/// assert_eq!(store.insert(key, expires_at, now).await?, InsertOutcome::Inserted);
+/// assert_eq!(store.insert(key, expires_at, expires_at).await?, InsertOutcome::Replayed);
+/// // Once expired, the same (keyid, nonce) is a first sighting again.
+/// assert_eq!(store.insert(key, expires_at + 400, expires_at + 1).await?, InsertOutcome::Inserted);
+/// assert_eq!(store.len(), 1); // live entries as of the latest `now` seen
+/// # Ok::<(), adcp_verify::replay::StoreError>(())
+/// # }).unwrap();
+/// ```
+pub struct MemoryReplayStore {
+    limits: ReplayLimits,
+    inner: Mutex<Inner>,
+}
+
+impl fmt::Debug for MemoryReplayStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryReplayStore")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemoryReplayStore {
+    /// Expired records popped, at most, by an ordinary call before it does
+    /// its own work (a call that finds a cap reached sweeps everything).
+    pub const SWEEP_BUDGET: usize = 64;
+
+    /// An empty store with the given caps.
+    #[must_use]
+    pub fn new(limits: ReplayLimits) -> Self {
+        Self {
+            limits,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// An empty store with the webhook caps ([`ReplayLimits::webhook`]).
+    #[must_use]
+    pub fn webhook() -> Self {
+        Self::new(ReplayLimits::webhook())
+    }
+
+    /// An empty store with the request caps ([`ReplayLimits::request`]).
+    #[must_use]
+    pub fn request() -> Self {
+        Self::new(ReplayLimits::request())
+    }
+
+    /// The caps this store enforces.
+    #[must_use]
+    pub fn limits(&self) -> ReplayLimits {
+        self.limits
+    }
+
+    /// Live entries across every keyid (synthetic occupancy from
+    /// [`fill_keyid_to_cap`](Self::fill_keyid_to_cap) included), as of the
+    /// latest `now` the store has been given (by any [`ReplayStore`] call or
+    /// [`purge_expired`](Self::purge_expired)). Sweeps every entry expired
+    /// by then first, so the count is exact.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        let mut inner = self.lock_recovering();
+        inner.sweep_to_latest();
+        inner.total
+    }
+
+    /// Whether no entry is live (as [`len`](Self::len)).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Live entries held by `keyid`, synthetic occupancy included (as of
+    /// the latest `now`, like [`len`](Self::len)).
+    #[must_use]
+    pub fn keyid_len(&self, keyid: &str) -> usize {
+        let mut inner = self.lock_recovering();
+        inner.sweep_to_latest();
+        inner.keyid_count(keyid)
+    }
+
+    /// Removes every entry expired at `now` and returns how many were
+    /// removed; `now` also becomes the store's latest time if it is later.
+    /// Optional (calls sweep lazily anyway): an idle verifier can call it
+    /// from a timer to give memory back.
+    pub fn purge_expired(&self, now: i64) -> usize {
+        let mut inner = self.lock_recovering();
+        inner.sweep(now, usize::MAX)
+    }
+
+    /// **Test and conformance-harness utility**, not for production use.
+    ///
+    /// Fills `keyid` to its per-keyid cap with synthetic occupancy that is
+    /// live until `expires_at` (inclusive), as the conformance vectors'
+    /// `per_keyid_cap_filled_for` / `replay_cache_per_keyid_cap_hit` harness
+    /// state asks. No real entries are allocated: the store keeps one
+    /// counter per keyid, which counts toward the per-keyid and the
+    /// aggregate caps exactly like real entries and expires the same way,
+    /// so a 100,000-entry fill costs no more than one insert. Calling it
+    /// again replaces the previous synthetic occupancy.
+    ///
+    /// Returns the number of synthetic entries added: `per_keyid_cap` minus
+    /// the keyid's live real entries, limited by the room left under the
+    /// aggregate cap (so the keyid may stay below its cap when the aggregate
+    /// cap is nearly reached). Liveness is judged at the latest `now` the
+    /// store has been given (see [`len`](Self::len)); nothing is added when
+    /// `expires_at` is already past it.
+    pub fn fill_keyid_to_cap(&self, keyid: &str, expires_at: i64) -> usize {
+        let mut inner = self.lock_recovering();
+        inner.sweep_to_latest();
+        let now = inner.latest;
+        inner.fill_synthetic(keyid, expires_at, now, self.limits)
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
+        // Fail closed: a poisoned lock means an earlier call panicked while
+        // mutating the cache, so its contents cannot be trusted.
+        self.inner
+            .lock()
+            .map_err(|_| StoreError("in-memory replay store lock poisoned".to_owned()))
+    }
+
+    fn lock_recovering(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl ReplayStore for MemoryReplayStore {
+    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
+        let mut inner = self.lock()?;
+        inner.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
+        if inner.keyid_count(keyid) < self.limits.per_keyid_cap {
+            return Ok(false);
+        }
+        inner.sweep(now, usize::MAX);
+        Ok(inner.keyid_count(keyid) >= self.limits.per_keyid_cap)
+    }
+
+    async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError> {
+        let mut inner = self.lock()?;
+        inner.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
+        Ok(inner.lookup(key).is_some_and(|expires_at| now <= expires_at))
+    }
+
+    async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
+        let mut inner = self.lock()?;
+        inner.insert(key, expires_at, now, self.limits)
+    }
+}
+
+/// One expiry record in the shared min-heap, ordered by `at` only. `key:
+/// None` marks a keyid's synthetic occupancy. A record is stale (skipped
+/// when popped) when its slot was reused (`generation` differs) or its
+/// entry was replaced.
+#[derive(Debug)]
+struct Expiry {
+    at: i64,
+    slot: u32,
+    generation: u32,
+    key: Option<Arc<[u8]>>,
+}
+
+impl PartialEq for Expiry {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at
+    }
+}
+
+impl Eq for Expiry {}
+
+impl PartialOrd for Expiry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Expiry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.at.cmp(&other.at)
+    }
+}
+
+#[derive(Debug)]
+struct KeyidState {
+    keyid: Box<str>,
+    /// Compact key (see [`encode_key`]) → `expires_at`.
+    entries: HashMap<Arc<[u8]>, i64>,
+    synthetic: usize,
+    synthetic_expires_at: i64,
+}
+
+impl KeyidState {
+    fn count(&self) -> usize {
+        self.entries.len().saturating_add(self.synthetic)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    generation: u32,
+    state: Option<KeyidState>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    index: HashMap<Box<str>, u32>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    expiry: BinaryHeap<Reverse<Expiry>>,
+    /// Entries held (real and synthetic), live or expired-but-unswept.
+    total: usize,
+    /// Reused buffer for encoding lookup keys.
+    scratch: Vec<u8>,
+    /// The latest `now` any call has passed (`i64::MIN` before the first).
+    latest: i64,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Self {
+            index: HashMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            expiry: BinaryHeap::new(),
+            total: 0,
+            scratch: Vec::new(),
+            latest: i64::MIN,
+        }
+    }
+}
+
+impl Inner {
+    fn sweep_to_latest(&mut self) -> usize {
+        self.sweep(self.latest, usize::MAX)
+    }
+
+    fn state(&self, slot: u32) -> Option<&KeyidState> {
+        self.slots.get(slot as usize).and_then(|s| s.state.as_ref())
+    }
+
+    fn state_mut(&mut self, slot: u32) -> Option<&mut KeyidState> {
+        self.slots.get_mut(slot as usize).and_then(|s| s.state.as_mut())
+    }
+
+    fn keyid_count(&self, keyid: &str) -> usize {
+        self.index
+            .get(keyid)
+            .and_then(|&slot| self.state(slot))
+            .map_or(0, KeyidState::count)
+    }
+
+    /// `expires_at` of `key`'s entry, live or not yet swept.
+    fn lookup(&mut self, key: ReplayKey<'_>) -> Option<i64> {
+        let slot = *self.index.get(key.keyid)?;
+        encode_key(&mut self.scratch, key);
+        let state = self.slots.get(slot as usize)?.state.as_ref()?;
+        state.entries.get(self.scratch.as_slice()).copied()
+    }
+
+    fn insert(
+        &mut self,
+        key: ReplayKey<'_>,
+        expires_at: i64,
+        now: i64,
+        limits: ReplayLimits,
+    ) -> Result<InsertOutcome, StoreError> {
+        self.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
+        encode_key(&mut self.scratch, key);
+
+        // Replay check (and removal of an expired entry not yet swept; its
+        // heap record goes stale and is skipped when popped).
+        if let Some(&slot) = self.index.get(key.keyid) {
+            let scratch = self.scratch.as_slice();
+            let mut removed = false;
+            if let Some(state) = self.slots.get_mut(slot as usize).and_then(|s| s.state.as_mut()) {
+                if let Some(&held) = state.entries.get(scratch) {
+                    if now <= held {
+                        return Ok(InsertOutcome::Replayed);
+                    }
+                    state.entries.remove(scratch);
+                    removed = true;
+                }
+            }
+            if removed {
+                self.total = self.total.saturating_sub(1);
+                self.release_if_empty(slot);
+            }
+        }
+
+        // Already expired: nothing to remember, nothing to protect.
+        if expires_at < now {
+            return Ok(InsertOutcome::Inserted);
+        }
+
+        if self.keyid_count(key.keyid) >= limits.per_keyid_cap {
+            self.sweep(now, usize::MAX);
+            if self.keyid_count(key.keyid) >= limits.per_keyid_cap {
+                return Ok(InsertOutcome::KeyidCapReached);
+            }
+        }
+        if self.total >= limits.aggregate_cap {
+            self.sweep(now, usize::MAX);
+            if self.total >= limits.aggregate_cap {
+                return Ok(InsertOutcome::AggregateCapReached);
+            }
+        }
+
+        let slot = self.slot_for(key.keyid)?;
+        let generation = self.slots.get(slot as usize).map_or(0, |s| s.generation);
+        let stored: Arc<[u8]> = Arc::from(self.scratch.as_slice());
+        let state = self
+            .state_mut(slot)
+            .ok_or_else(|| StoreError("in-memory replay store slot missing".to_owned()))?;
+        state.entries.insert(Arc::clone(&stored), expires_at);
+        self.total = self.total.saturating_add(1);
+        self.expiry.push(Reverse(Expiry {
+            at: expires_at,
+            slot,
+            generation,
+            key: Some(stored),
+        }));
+        Ok(InsertOutcome::Inserted)
+    }
+
+    fn fill_synthetic(&mut self, keyid: &str, expires_at: i64, now: i64, limits: ReplayLimits) -> usize {
+        // Drop any previous synthetic occupancy (its heap record goes stale).
+        if let Some(&slot) = self.index.get(keyid) {
+            let mut dropped = 0;
+            if let Some(state) = self.state_mut(slot) {
+                dropped = std::mem::take(&mut state.synthetic);
+            }
+            self.total = self.total.saturating_sub(dropped);
+            self.release_if_empty(slot);
+        }
+        if expires_at < now {
+            return 0;
+        }
+        let wanted = limits.per_keyid_cap.saturating_sub(self.keyid_count(keyid));
+        let room = limits.aggregate_cap.saturating_sub(self.total);
+        let added = wanted.min(room);
+        if added == 0 {
+            return 0;
+        }
+        let Ok(slot) = self.slot_for(keyid) else {
+            return 0;
+        };
+        let generation = self.slots.get(slot as usize).map_or(0, |s| s.generation);
+        let Some(state) = self.state_mut(slot) else {
+            return 0;
+        };
+        state.synthetic = added;
+        state.synthetic_expires_at = expires_at;
+        self.total = self.total.saturating_add(added);
+        self.expiry.push(Reverse(Expiry {
+            at: expires_at,
+            slot,
+            generation,
+            key: None,
+        }));
+        added
+    }
+
+    /// The slot of `keyid`, allocating one when the keyid holds nothing.
+    fn slot_for(&mut self, keyid: &str) -> Result<u32, StoreError> {
+        if let Some(&slot) = self.index.get(keyid) {
+            return Ok(slot);
+        }
+        let state = KeyidState {
+            keyid: keyid.into(),
+            entries: HashMap::new(),
+            synthetic: 0,
+            synthetic_expires_at: 0,
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                let slot = u32::try_from(self.slots.len())
+                    .map_err(|_| StoreError("in-memory replay store: too many keyids".to_owned()))?;
+                self.slots.push(Slot::default());
+                slot
+            }
+        };
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            s.state = Some(state);
+        }
+        self.index.insert(keyid.into(), slot);
+        Ok(slot)
+    }
+
+    /// Frees `slot` when its keyid holds nothing; stale heap records that
+    /// still name it are recognised by the bumped generation.
+    fn release_if_empty(&mut self, slot: u32) {
+        let Some(s) = self.slots.get_mut(slot as usize) else {
+            return;
+        };
+        if s.state.as_ref().is_some_and(|st| st.count() == 0) {
+            if let Some(state) = s.state.take() {
+                self.index.remove(&state.keyid);
+            }
+            s.generation = s.generation.wrapping_add(1);
+            self.free.push(slot);
+        }
+    }
+
+    /// Pops up to `budget` expired records (`at < now`) and removes the
+    /// entries they still describe. Returns the number of entries removed.
+    fn sweep(&mut self, now: i64, budget: usize) -> usize {
+        self.latest = self.latest.max(now);
+        let mut removed = 0;
+        let mut popped = 0;
+        while popped < budget {
+            match self.expiry.peek() {
+                Some(Reverse(record)) if record.at < now => {}
+                _ => break,
+            }
+            let Some(Reverse(record)) = self.expiry.pop() else {
+                break;
+            };
+            popped += 1;
+            removed += self.expire(&record);
+        }
+        if removed > 0 {
+            self.total = self.total.saturating_sub(removed);
+            self.shrink_if_sparse();
+        }
+        removed
+    }
+
+    /// Applies one popped expiry record; returns the entries it removed.
+    fn expire(&mut self, record: &Expiry) -> usize {
+        let Some(slot) = self.slots.get_mut(record.slot as usize) else {
+            return 0;
+        };
+        if slot.generation != record.generation {
+            return 0;
+        }
+        let Some(state) = slot.state.as_mut() else {
+            return 0;
+        };
+        let removed = match &record.key {
+            Some(key) => match state.entries.get_key_value(key.as_ref()) {
+                Some((held, _)) if Arc::ptr_eq(held, key) => {
+                    state.entries.remove(key.as_ref());
+                    if state.entries.capacity() > 64 && state.entries.len() < state.entries.capacity() / 8 {
+                        state.entries.shrink_to(state.entries.len().saturating_mul(2));
+                    }
+                    1
+                }
+                _ => 0,
+            },
+            None if state.synthetic > 0 && state.synthetic_expires_at == record.at => {
+                std::mem::take(&mut state.synthetic)
+            }
+            None => 0,
+        };
+        if removed > 0 {
+            self.release_if_empty(record.slot);
+        }
+        removed
+    }
+
+    fn shrink_if_sparse(&mut self) {
+        if self.expiry.capacity() > 1024 && self.expiry.len() < self.expiry.capacity() / 8 {
+            self.expiry.shrink_to(self.expiry.len().saturating_mul(2));
+        }
+    }
+}
+
+/// Packs `(nonce, scope)` into one byte string, unambiguously:
+/// `0x00 ‖ nonce` when unscoped, `0x01 ‖ LEB128(len(nonce)) ‖ nonce ‖ scope`
+/// when scoped. The keyid is not repeated: each keyid has its own table.
+fn encode_key(out: &mut Vec<u8>, key: ReplayKey<'_>) {
+    out.clear();
+    match key.scope {
+        None => {
+            out.push(0);
+            out.extend_from_slice(key.nonce);
+        }
+        Some(scope) => {
+            out.push(1);
+            let mut len = key.nonce.len();
+            loop {
+                let low = (len & 0x7f) as u8;
+                len >>= 7;
+                if len == 0 {
+                    out.push(low);
+                    break;
+                }
+                out.push(low | 0x80);
+            }
+            out.extend_from_slice(key.nonce);
+            out.extend_from_slice(scope.as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_encoding_separates_scope_from_nonce() {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        encode_key(
+            &mut a,
+            ReplayKey {
+                keyid: "k",
+                nonce: b"ab",
+                scope: Some("c"),
+            },
+        );
+        encode_key(
+            &mut b,
+            ReplayKey {
+                keyid: "k",
+                nonce: b"a",
+                scope: Some("bc"),
+            },
+        );
+        assert_ne!(a, b);
+        encode_key(
+            &mut a,
+            ReplayKey {
+                keyid: "k",
+                nonce: b"ab",
+                scope: None,
+            },
+        );
+        encode_key(
+            &mut b,
+            ReplayKey {
+                keyid: "k",
+                nonce: b"ab",
+                scope: Some(""),
+            },
+        );
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn stale_records_do_not_remove_reinserted_entries() {
+        let mut inner = Inner::default();
+        let limits = ReplayLimits::new(1_000, 1_000);
+        // More expired records than one budgeted sweep pops, so the record
+        // for `key` is still in the heap when `key` is inserted again.
+        for i in 0..=MemoryReplayStore::SWEEP_BUDGET {
+            let nonce = i.to_le_bytes();
+            let other = ReplayKey {
+                keyid: "other",
+                nonce: &nonce,
+                scope: None,
+            };
+            assert_eq!(inner.insert(other, 5, 0, limits), Ok(InsertOutcome::Inserted));
+        }
+        let key = ReplayKey {
+            keyid: "k",
+            nonce: b"n",
+            scope: None,
+        };
+        assert_eq!(inner.insert(key, 10, 0, limits), Ok(InsertOutcome::Inserted));
+        assert_eq!(inner.insert(key, 30, 11, limits), Ok(InsertOutcome::Inserted));
+        assert_eq!(inner.sweep(20, usize::MAX), 1);
+        assert_eq!(inner.lookup(key), Some(30));
+        assert_eq!(inner.total, 1);
+        assert!(inner.expiry.len() == 1);
+    }
+}

@@ -1,0 +1,414 @@
+//! The checklist: one implementation, the profile as data.
+
+use crate::clock::Clock;
+use crate::error::{CodePrefix, ErrorCode, Step, VerifyError};
+use crate::keys::{KeyResolver, ResolveError, RevocationStatus};
+use crate::profile::{DigestCoverage, Profile};
+use crate::replay::{InsertOutcome, ReplayKey, ReplayStore};
+use adcp_sigbase::crypto::Algorithm;
+use adcp_sigbase::digest::{ContentDigest, DigestErrorKind, DigestPolicy};
+use adcp_sigbase::encoding::BinaryEncoding;
+use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput, SignatureParams, Signatures};
+
+/// Clock skew tolerated on `created` / `expires` (seconds).
+pub const CLOCK_SKEW: i64 = 60;
+/// Longest signature validity accepted (`expires - created`, seconds).
+pub const MAX_VALIDITY: i64 = 300;
+/// Shortest nonce accepted, in decoded bytes.
+pub const MIN_NONCE_BYTES: usize = 16;
+/// The label AdCP verifiers process; other labels are ignored.
+pub const LABEL: &str = "sig1";
+
+/// What a successful verification established, for dedup and audit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedSigner {
+    /// The signature's `keyid`.
+    pub keyid: String,
+    /// Sender identity: the `agents[]` entry URL the key resolved to. Dedup
+    /// on this, not on `keyid`, so key rotation keeps one keyspace.
+    pub agent_url: String,
+    /// The verified algorithm.
+    pub algorithm: Algorithm,
+    /// `created`.
+    pub created: i64,
+    /// `expires`.
+    pub expires: i64,
+    /// The decoded nonce.
+    pub nonce: Vec<u8>,
+    /// The covered component identifiers, serialized.
+    pub components: Vec<String>,
+    /// The canonical `@target-uri` that was verified.
+    pub target_uri: String,
+}
+
+/// The AdCP verifier for one endpoint profile.
+///
+/// Runs the checklist in order, short-circuiting on the first failure:
+/// header pair and parse, parameters, tag, algorithm, window, components,
+/// key resolution, key purpose, revocation, per-keyid cap, canonical target
+/// and authority, signature, content digest, replay check, replay insert,
+/// body well-formedness.
+#[derive(Debug)]
+pub struct Verifier<K, S, C> {
+    profile: Profile,
+    keys: K,
+    replay: S,
+    clock: C,
+    scope_replay_by_target: bool,
+}
+
+impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
+    /// A verifier for `profile` with its key source, replay store and clock.
+    pub fn new(profile: Profile, keys: K, replay: S, clock: C) -> Self {
+        Self {
+            profile,
+            keys,
+            replay,
+            clock,
+            scope_replay_by_target: false,
+        }
+    }
+
+    /// Scope replay keys by the canonical destination URL (spec option 2)
+    /// for deployments whose endpoints cannot share one replay cache.
+    pub fn with_replay_scoped_by_target(mut self, scoped: bool) -> Self {
+        self.scope_replay_by_target = scoped;
+        self
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The key source.
+    pub fn keys(&self) -> &K {
+        &self.keys
+    }
+
+    /// The replay store.
+    pub fn replay_store(&self) -> &S {
+        &self.replay
+    }
+
+    fn fail(&self, code: ErrorCode, step: Step, detail: impl Into<String>) -> VerifyError {
+        VerifyError::new(code, self.profile.prefix(), step, detail)
+    }
+
+    /// Verifies a received request. `msg` carries the method, the absolute
+    /// target URI as received (scheme from the listener, authority and
+    /// request target from the request line / `Host`), every header line
+    /// (including `Host` and, for HTTP/2, `:authority`) and the raw body.
+    pub async fn verify(&self, msg: &Message<'_>) -> Result<VerifiedSigner, VerifyError> {
+        use ErrorCode as E;
+        let now = self.clock.now();
+        let step1 = Step::new(1);
+
+        // Step 1: the header pair, parsed strictly under the profile.
+        let input =
+            SignatureInput::from_message(msg).map_err(|e| self.fail(E::HeaderMalformed, step1, e.to_string()))?;
+        let sigs = Signatures::from_message(msg).map_err(|e| self.fail(E::HeaderMalformed, step1, e.to_string()))?;
+        let (input, sigs) = match (input, sigs) {
+            (Some(i), Some(s)) => (i, s),
+            (None, None) => return Err(self.fail(E::HeaderMalformed, step1, "request is not signed")),
+            _ => {
+                return Err(self.fail(
+                    E::HeaderMalformed,
+                    step1,
+                    "Signature and Signature-Input must come together",
+                ))
+            }
+        };
+        let params = input
+            .get(LABEL)
+            .ok_or_else(|| self.fail(E::HeaderMalformed, step1, "no `sig1` in Signature-Input"))?;
+        let signature = sigs
+            .decode(LABEL, self.profile.signature_encoding())
+            .map_err(|e| self.fail(E::HeaderMalformed, step1, e.to_string()))?;
+        msg.single_field("content-type")
+            .map_err(|e| self.fail(E::HeaderMalformed, step1, e.to_string()))?;
+        let digest = match msg
+            .combined_field("content-digest")
+            .map_err(|e| self.fail(E::HeaderMalformed, step1, e.to_string()))?
+        {
+            Some(value) => Some(
+                ContentDigest::parse(&*value, self.profile.digest_decoding())
+                    .map_err(|e| self.fail(E::HeaderMalformed, step1, e.to_string()))?,
+            ),
+            None => None,
+        };
+
+        // Step 2: required parameters.
+        let required = Required::from(params).ok_or_else(|| {
+            self.fail(
+                E::ParamsIncomplete,
+                Step::new(2),
+                "created, expires, nonce, keyid, alg and tag are all required",
+            )
+        })?;
+        let nonce = BinaryEncoding::Base64UrlUnpadded
+            .decode(required.nonce)
+            .ok()
+            .filter(|n| n.len() >= MIN_NONCE_BYTES)
+            .ok_or_else(|| {
+                self.fail(
+                    E::HeaderMalformed,
+                    step1,
+                    "nonce must be unpadded base64url of at least 16 bytes",
+                )
+            })?;
+
+        // Step 3: tag, byte for byte.
+        if required.tag != self.profile.tag() {
+            return Err(self.fail(E::TagInvalid, Step::new(3), format!("tag {:?}", required.tag)));
+        }
+
+        // Step 4: our allowlist, not the library's.
+        let algorithm = required
+            .alg
+            .parse::<Algorithm>()
+            .ok()
+            .filter(|a| self.profile.algorithms().contains(a))
+            .ok_or_else(|| self.fail(E::AlgNotAllowed, Step::new(4), format!("alg {:?}", required.alg)))?;
+
+        // Step 5: window.
+        let (created, expires) = (required.created, required.expires);
+        if expires <= created
+            || created > now.saturating_add(CLOCK_SKEW)
+            || expires < now.saturating_sub(CLOCK_SKEW)
+            || expires.saturating_sub(created) > MAX_VALIDITY
+        {
+            return Err(self.fail(
+                E::WindowInvalid,
+                Step::new(5),
+                format!("created {created}, expires {expires}, now {now}"),
+            ));
+        }
+
+        // Step 6: covered components.
+        self.check_components(params, msg)?;
+
+        // Step 7: key resolution.
+        let key = match self.keys.resolve(required.keyid).await {
+            Ok(Some(key)) => key,
+            Ok(None) => return Err(self.fail(E::KeyUnknown, Step::new(7), format!("keyid {:?}", required.keyid))),
+            Err(e) => return Err(self.resolve_failure(e, Step::new(7))),
+        };
+
+        // Step 8: key purpose.
+        let verifying_key = self.check_purpose(&key, algorithm)?;
+
+        // Step 9: revocation.
+        match self.keys.revocation_status(&key, now).await {
+            Ok(RevocationStatus::Current) => {}
+            Ok(RevocationStatus::Revoked) => return Err(self.fail(E::KeyRevoked, Step::new(9), "keyid is revoked")),
+            Ok(RevocationStatus::Stale) => {
+                return Err(self.fail(
+                    E::RevocationStale,
+                    Step::new(9),
+                    "revocation list not refreshed within grace",
+                ))
+            }
+            Err(e) => return Err(self.resolve_failure(e, Step::new(9))),
+        }
+
+        // Step 9a: per-keyid cap, before any cryptography.
+        match self.replay.keyid_cap_reached(required.keyid, now).await {
+            Ok(false) => {}
+            Ok(true) => return Err(self.fail(E::RateAbuse, Step::sub(9, 'a'), "per-keyid replay cap reached")),
+            Err(e) => return Err(self.fail(E::StoreUnavailable, Step::sub(9, 'a'), e.to_string())),
+        }
+
+        // Step 10: canonical target and authority, then the signature.
+        let step10 = Step::new(10);
+        let target = adcp_canon::canonicalize_received(msg.target_uri())
+            .map_err(|e| self.fail(E::TargetUriMalformed, step10, e.to_string()))?;
+        let h2_authority = first_line(msg, ":authority");
+        let host = first_line(msg, "host");
+        if msg.field_lines(":authority").nth(1).is_some() || msg.field_lines("host").nth(1).is_some() {
+            return Err(self.fail(E::TargetUriMalformed, step10, "repeated Host or :authority"));
+        }
+        let authority = match (h2_authority, host) {
+            // No authority header at all (an embedding caller that built the
+            // target URI itself): the URL is the only source.
+            (None, None) => target.authority(),
+            (a, h) => adcp_canon::derive_authority(&target, a, h)
+                .map_err(|e| self.fail(E::TargetUriMalformed, step10, e.to_string()))?,
+        };
+        let opts = BaseOptions {
+            target_uri: Some(target.as_str()),
+            authority: Some(authority),
+            ..BaseOptions::default()
+        };
+        let base =
+            signature_base(msg, params, &opts).map_err(|e| self.fail(E::SignatureInvalid, step10, e.to_string()))?;
+        verifying_key
+            .verify(algorithm, base.as_bytes(), &signature)
+            .map_err(|e| self.fail(E::SignatureInvalid, step10, e.to_string()))?;
+
+        // Step 11: content digest over the raw body bytes.
+        if params.covers("content-digest") {
+            let step11 = Step::new(11);
+            let digest =
+                digest.ok_or_else(|| self.fail(E::DigestMismatch, step11, "Content-Digest is covered but absent"))?;
+            digest
+                .verify(msg.body().unwrap_or_default(), &DigestPolicy::default())
+                .map_err(|e| {
+                    let code = match e.kind() {
+                        DigestErrorKind::Malformed => E::HeaderMalformed,
+                        _ => E::DigestMismatch,
+                    };
+                    self.fail(code, step11, e.to_string())
+                })?;
+        }
+
+        // Steps 12-13: replay check, then the atomic insert.
+        let replay_key = ReplayKey {
+            keyid: required.keyid,
+            nonce: &nonce,
+            scope: self.scope_replay_by_target.then_some(target.as_str()),
+        };
+        match self.replay.contains(replay_key, now).await {
+            Ok(false) => {}
+            Ok(true) => return Err(self.fail(E::Replayed, Step::new(12), "nonce already seen")),
+            Err(e) => return Err(self.fail(E::StoreUnavailable, Step::new(12), e.to_string())),
+        }
+        match self
+            .replay
+            .insert(replay_key, expires.saturating_add(CLOCK_SKEW), now)
+            .await
+        {
+            Ok(InsertOutcome::Inserted) => {}
+            Ok(InsertOutcome::Replayed) => return Err(self.fail(E::Replayed, Step::new(13), "nonce already seen")),
+            Ok(InsertOutcome::KeyidCapReached | InsertOutcome::AggregateCapReached) => {
+                return Err(self.fail(E::RateAbuse, Step::new(13), "replay cache cap reached"))
+            }
+            Err(e) => return Err(self.fail(E::StoreUnavailable, Step::new(13), e.to_string())),
+        }
+
+        // Step 14: body well-formedness, after the nonce is burned.
+        self.check_body(msg)?;
+
+        Ok(VerifiedSigner {
+            keyid: required.keyid.to_owned(),
+            agent_url: key.agent_url().to_owned(),
+            algorithm,
+            created,
+            expires,
+            nonce,
+            components: params.components().iter().map(ToString::to_string).collect(),
+            target_uri: target.into_string(),
+        })
+    }
+
+    fn resolve_failure(&self, e: ResolveError, step: Step) -> VerifyError {
+        match e {
+            ResolveError::Unavailable(d) => self.fail(ErrorCode::JwksUnavailable, step, d),
+            ResolveError::Untrusted(d) => self.fail(ErrorCode::JwksUntrusted, step, d),
+        }
+    }
+
+    fn check_components(&self, params: &SignatureParams, msg: &Message<'_>) -> Result<(), VerifyError> {
+        let step = Step::new(6);
+        let has_body = msg.body().is_some_and(|b| !b.is_empty());
+        let webhook = self.profile.is_webhook();
+        for required in ["@method", "@target-uri", "@authority"] {
+            if !params.covers(required) {
+                return Err(self.fail(ErrorCode::ComponentsIncomplete, step, format!("{required} not covered")));
+            }
+        }
+        if (webhook || has_body) && !params.covers("content-type") {
+            return Err(self.fail(ErrorCode::ComponentsIncomplete, step, "content-type not covered"));
+        }
+        let digest_covered = params.covers("content-digest");
+        match self.profile.digest_coverage() {
+            DigestCoverage::Required if (webhook || has_body) && !digest_covered => {
+                Err(self.fail(ErrorCode::ComponentsIncomplete, step, "content-digest not covered"))
+            }
+            DigestCoverage::Forbidden if digest_covered => Err(self.fail(
+                ErrorCode::ComponentsUnexpected,
+                step,
+                "content-digest covered on a `forbidden` endpoint",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_purpose<'k>(
+        &self,
+        key: &'k crate::keys::ResolvedKey,
+        algorithm: Algorithm,
+    ) -> Result<&'k adcp_sigbase::crypto::VerifyingKey, VerifyError> {
+        let step = Step::new(8);
+        let bad = |detail: String| self.fail(ErrorCode::KeyPurposeInvalid, step, detail);
+        if key.use_() != Some("sig") {
+            return Err(bad(format!("JWK use {:?}", key.use_())));
+        }
+        if !key.key_ops().is_some_and(|ops| ops.iter().any(|op| op == "verify")) {
+            return Err(bad("JWK key_ops lacks \"verify\"".into()));
+        }
+        if !key.adcp_use().is_some_and(|u| self.profile.key_purposes().contains(&u)) {
+            return Err(bad(format!("JWK adcp_use {:?}", key.adcp_use())));
+        }
+        let (verifying_key, key_alg) = key.key().map_err(|e| bad(format!("JWK unusable: {e}")))?;
+        if key_alg != algorithm {
+            return Err(bad(format!("JWK is a {key_alg} key, signature says {algorithm}")));
+        }
+        Ok(verifying_key)
+    }
+
+    fn check_body(&self, msg: &Message<'_>) -> Result<(), VerifyError> {
+        let step = Step::new(14);
+        let body = msg.body().unwrap_or_default();
+        if body.is_empty() {
+            if self.profile.is_webhook() {
+                return Err(self.fail(ErrorCode::BodyMalformed, step, "webhook body is empty"));
+            }
+            return Ok(());
+        }
+        adcp_strict_json::check(body, &adcp_strict_json::Limits::default()).map_err(|e| {
+            self.fail(
+                ErrorCode::BodyMalformed,
+                step,
+                format!("{e} ({} body bytes)", body.len()),
+            )
+        })
+    }
+}
+
+/// The six parameters step 2 requires, borrowed.
+struct Required<'p> {
+    created: i64,
+    expires: i64,
+    nonce: &'p str,
+    keyid: &'p str,
+    alg: &'p str,
+    tag: &'p str,
+}
+
+impl<'p> Required<'p> {
+    fn from(p: &'p SignatureParams) -> Option<Self> {
+        Some(Self {
+            created: p.created()?,
+            expires: p.expires()?,
+            nonce: p.nonce()?,
+            keyid: p.keyid()?,
+            alg: p.alg()?,
+            tag: p.tag()?,
+        })
+    }
+}
+
+fn first_line<'m>(msg: &'m Message<'_>, name: &'m str) -> Option<&'m [u8]> {
+    msg.field_lines(name).next()
+}
+
+impl CodePrefix {
+    /// The prefix's name (`webhook` / `request`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CodePrefix::Webhook => "webhook",
+            CodePrefix::Request => "request",
+        }
+    }
+}

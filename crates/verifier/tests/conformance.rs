@@ -1,0 +1,27 @@
+//! The official AdCP conformance suite (release 3.2.4) through the
+//! verifier: every vector runs, none is skipped, and the suite must match
+//! the committed manifest.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+use adcp_verify::conformance::run_suite;
+
+#[tokio::test]
+async fn conformance_suite() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let report = run_suite(&suite).await;
+    for problem in &report.manifest_problems {
+        eprintln!("MANIFEST {problem}");
+    }
+    for o in report.outcomes.iter().filter(|o| !o.passed) {
+        eprintln!(
+            "FAIL {} expected {:?} got {:?} ({})",
+            o.relative, o.expected, o.got, o.detail
+        );
+    }
+    eprintln!("{}", report.summary_line());
+    assert!(report.manifest_problems.is_empty(), "suite does not match the manifest");
+    assert_eq!(report.outcomes.len(), 154, "every vector file runs");
+    assert_eq!(report.failed(), 0, "{}", report.summary_line());
+}

@@ -1,0 +1,566 @@
+//! `MemoryReplayStore`: replay detection, TTL, caps without eviction,
+//! scoping, the conformance fill helper and atomicity under concurrency.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use adcp_verify::replay::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
+use std::sync::{Arc, Barrier};
+
+const NOW: i64 = 1_776_520_800;
+
+fn key<'a>(keyid: &'a str, nonce: &'a [u8]) -> ReplayKey<'a> {
+    ReplayKey {
+        keyid,
+        nonce,
+        scope: None,
+    }
+}
+
+/// Live entries at `now` (the helpers count as of the latest `now` seen).
+fn len_at(store: &MemoryReplayStore, now: i64) -> usize {
+    store.purge_expired(now);
+    store.len()
+}
+
+fn keyid_len_at(store: &MemoryReplayStore, keyid: &str, now: i64) -> usize {
+    store.purge_expired(now);
+    store.keyid_len(keyid)
+}
+
+fn empty_at(store: &MemoryReplayStore, now: i64) -> bool {
+    store.purge_expired(now);
+    store.is_empty()
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn limits_constructors() {
+    assert_eq!(
+        ReplayLimits::webhook(),
+        ReplayLimits {
+            per_keyid_cap: 100_000,
+            aggregate_cap: 10_000_000
+        }
+    );
+    assert_eq!(
+        ReplayLimits::request(),
+        ReplayLimits {
+            per_keyid_cap: 1_000_000,
+            aggregate_cap: 10_000_000
+        }
+    );
+    assert_eq!(
+        ReplayLimits::new(7, 9),
+        ReplayLimits {
+            per_keyid_cap: 7,
+            aggregate_cap: 9
+        }
+    );
+    assert_eq!(MemoryReplayStore::webhook().limits(), ReplayLimits::webhook());
+    assert_eq!(MemoryReplayStore::request().limits(), ReplayLimits::request());
+}
+
+#[tokio::test]
+async fn first_sighting_then_replay() {
+    let store = MemoryReplayStore::webhook();
+    let k = key("seller", b"nonce-1");
+    assert!(!store.contains(k, NOW).await.unwrap());
+    assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Inserted);
+    assert!(store.contains(k, NOW + 1).await.unwrap());
+    assert_eq!(
+        store.insert(k, NOW + 360, NOW + 1).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    // A replay does not extend or duplicate the entry.
+    assert_eq!(len_at(&store, NOW + 1), 1);
+    assert_eq!(keyid_len_at(&store, "seller", NOW + 1), 1);
+    // Another nonce, and the same nonce under another keyid, are distinct.
+    assert_eq!(
+        store.insert(key("seller", b"nonce-2"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("other", b"nonce-1"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(len_at(&store, NOW), 3);
+}
+
+#[tokio::test]
+async fn ttl_boundary_is_inclusive() {
+    let store = MemoryReplayStore::webhook();
+    let k = key("seller", b"n");
+    let expires_at = NOW + 360;
+    assert_eq!(store.insert(k, expires_at, NOW).await.unwrap(), InsertOutcome::Inserted);
+    // Still live at exactly expires_at (the window check still accepts then).
+    assert!(store.contains(k, expires_at).await.unwrap());
+    assert_eq!(
+        store.insert(k, expires_at, expires_at).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    // Gone one second later.
+    assert!(!store.contains(k, expires_at + 1).await.unwrap());
+    assert_eq!(len_at(&store, expires_at + 1), 0);
+    assert!(empty_at(&store, expires_at + 1));
+    assert_eq!(
+        store.insert(k, expires_at + 361, expires_at + 1).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+#[tokio::test]
+async fn expired_entry_is_replaced_before_any_sweep() {
+    let store = MemoryReplayStore::webhook();
+    let k = key("seller", b"n");
+    assert_eq!(store.insert(k, NOW + 10, NOW).await.unwrap(), InsertOutcome::Inserted);
+    // The next call is the re-insert itself, long after expiry.
+    assert_eq!(
+        store.insert(k, NOW + 1_000, NOW + 500).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(k, NOW + 1_000, NOW + 999).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert_eq!(keyid_len_at(&store, "seller", NOW + 999), 1);
+}
+
+#[tokio::test]
+async fn helpers_count_as_of_the_latest_now_seen() {
+    let store = MemoryReplayStore::webhook();
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 10, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(store.len(), 1);
+    assert_eq!(
+        store.insert(key("j", b"a"), NOW + 100, NOW + 20).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    // "k"/"a" expired at NOW + 10 and the store has since seen NOW + 20.
+    assert_eq!(store.len(), 1);
+    assert_eq!(store.keyid_len("k"), 0);
+    assert_eq!(store.keyid_len("j"), 1);
+    // A call with an earlier `now` does not move the store's clock back.
+    assert!(!store.contains(key("k", b"a"), NOW).await.unwrap());
+    assert_eq!(store.len(), 1);
+}
+
+#[tokio::test]
+async fn already_expired_insert_stores_nothing() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(1, 1));
+    assert_eq!(
+        store.insert(key("k", b"old"), NOW - 1, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(len_at(&store, NOW), 0);
+    assert_eq!(
+        store.insert(key("k", b"fresh"), NOW + 60, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+#[tokio::test]
+async fn per_keyid_cap_rejects_instead_of_evicting() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(3, 100));
+    for n in 0u8..3 {
+        assert_eq!(
+            store.insert(key("abuser", &[n]), NOW + 360, NOW).await.unwrap(),
+            InsertOutcome::Inserted
+        );
+    }
+    assert!(store.keyid_cap_reached("abuser", NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key("abuser", &[3]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    // Nothing was evicted: every earlier nonce is still a replay.
+    for n in 0u8..3 {
+        assert!(store.contains(key("abuser", &[n]), NOW + 1).await.unwrap());
+        assert_eq!(
+            store.insert(key("abuser", &[n]), NOW + 360, NOW + 1).await.unwrap(),
+            InsertOutcome::Replayed
+        );
+    }
+    // The refused nonce was not stored.
+    assert!(!store.contains(key("abuser", &[3]), NOW + 1).await.unwrap());
+    assert_eq!(keyid_len_at(&store, "abuser", NOW + 1), 3);
+    // Other keyids are unaffected.
+    assert!(!store.keyid_cap_reached("honest", NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key("honest", &[0]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+#[tokio::test]
+async fn replay_is_reported_even_at_the_cap() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(1, 1));
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert_eq!(
+        store.insert(key("k", b"b"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+}
+
+#[tokio::test]
+async fn aggregate_cap_rejects_every_keyid() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(10, 4));
+    for i in 0..4 {
+        let keyid = format!("seller-{i}");
+        assert_eq!(
+            store.insert(key(&keyid, b"n"), NOW + 360, NOW).await.unwrap(),
+            InsertOutcome::Inserted
+        );
+    }
+    assert_eq!(
+        store.insert(key("seller-9", b"n"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    assert_eq!(
+        store.insert(key("seller-0", b"m"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    // The per-keyid guard is not the aggregate one.
+    assert!(!store.keyid_cap_reached("seller-0", NOW).await.unwrap());
+    // Nothing was evicted.
+    for i in 0..4 {
+        let keyid = format!("seller-{i}");
+        assert!(store.contains(key(&keyid, b"n"), NOW).await.unwrap());
+    }
+    assert_eq!(len_at(&store, NOW), 4);
+}
+
+#[tokio::test]
+async fn keyid_cap_is_reported_before_aggregate_cap() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(2, 2));
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"b"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    assert_eq!(
+        store.insert(key("j", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+}
+
+#[tokio::test]
+async fn zero_caps_refuse_everything() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(0, 10));
+    assert!(store.keyid_cap_reached("k", NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 1, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    let store = MemoryReplayStore::new(ReplayLimits::new(10, 0));
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 1, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+}
+
+#[tokio::test]
+async fn expired_entries_free_capacity() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(2, 3));
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 100, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"b"), NOW + 200, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("j", b"a"), NOW + 300, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 300, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    assert_eq!(
+        store.insert(key("i", b"a"), NOW + 300, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+
+    // At NOW + 100 entry "a" is still live (inclusive boundary).
+    assert!(store.keyid_cap_reached("k", NOW + 100).await.unwrap());
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 300, NOW + 100).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+
+    // One second later it has expired and no longer counts toward either cap.
+    assert!(!store.keyid_cap_reached("k", NOW + 101).await.unwrap());
+    assert_eq!(keyid_len_at(&store, "k", NOW + 101), 1);
+    assert_eq!(len_at(&store, NOW + 101), 2);
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 400, NOW + 101).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("i", b"a"), NOW + 400, NOW + 101).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+
+    // Everything expires; the store is empty and reusable.
+    assert_eq!(store.purge_expired(NOW + 401), 3);
+    assert!(empty_at(&store, NOW + 401));
+    assert_eq!(
+        store.insert(key("i", b"a"), NOW + 800, NOW + 401).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+#[tokio::test]
+async fn sweeps_many_entries_with_staggered_expiry() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(20_000, 20_000));
+    for i in 0u32..10_000 {
+        let keyid = format!("seller-{}", i % 7);
+        let outcome = store
+            .insert(key(&keyid, &i.to_be_bytes()), NOW + i64::from(i), NOW)
+            .await
+            .unwrap();
+        assert_eq!(outcome, InsertOutcome::Inserted);
+    }
+    assert_eq!(len_at(&store, NOW), 10_000);
+    // Entry i is live while now <= NOW + i.
+    assert_eq!(len_at(&store, NOW + 2_500), 10_000 - 2_500);
+    assert_eq!(len_at(&store, NOW + 9_999), 1);
+    assert!(empty_at(&store, NOW + 10_000));
+    assert!(!store
+        .contains(key("seller-0", &0u32.to_be_bytes()), NOW + 10_000)
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
+async fn scope_separates_entries() {
+    let store = MemoryReplayStore::webhook();
+    let a = "https://buyer.example.com/adcp/webhook/a";
+    let b = "https://buyer.example.com/adcp/webhook/b";
+    let unscoped = ReplayKey {
+        keyid: "seller",
+        nonce: b"n",
+        scope: None,
+    };
+    let at_a = ReplayKey {
+        scope: Some(a),
+        ..unscoped
+    };
+    let at_b = ReplayKey {
+        scope: Some(b),
+        ..unscoped
+    };
+    let at_empty = ReplayKey {
+        scope: Some(""),
+        ..unscoped
+    };
+    for k in [unscoped, at_a, at_b, at_empty] {
+        assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Inserted);
+    }
+    for k in [unscoped, at_a, at_b, at_empty] {
+        assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Replayed);
+    }
+    // Nonce and scope bytes cannot be shifted into one another.
+    let shifted = ReplayKey {
+        keyid: "seller",
+        nonce: b"nh",
+        scope: Some(&a[1..]),
+    };
+    assert_eq!(
+        store.insert(shifted, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    // Scoped entries still count toward the keyid's cap.
+    assert_eq!(keyid_len_at(&store, "seller", NOW), 5);
+}
+
+#[tokio::test]
+async fn fill_keyid_to_cap_blocks_the_keyid_without_allocating_entries() {
+    let store = MemoryReplayStore::webhook();
+    let keyid = "test-ed25519-webhook-2026";
+    assert_eq!(
+        store.insert(key(keyid, b"real"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    let started = std::time::Instant::now();
+    let added = store.fill_keyid_to_cap(keyid, NOW + 360);
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(100),
+        "no per-entry work"
+    );
+    assert_eq!(added, 100_000 - 1);
+    assert_eq!(keyid_len_at(&store, keyid, NOW), 100_000);
+    assert_eq!(len_at(&store, NOW), 100_000);
+
+    assert!(store.keyid_cap_reached(keyid, NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key(keyid, b"new"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    // The real entry is still a replay; other keyids are unaffected.
+    assert_eq!(
+        store.insert(key(keyid, b"real"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert!(!store.keyid_cap_reached("other", NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key("other", b"new"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+
+    // The synthetic occupancy expires like real entries.
+    assert!(!store.keyid_cap_reached(keyid, NOW + 361).await.unwrap());
+    assert_eq!(keyid_len_at(&store, keyid, NOW + 361), 0);
+    assert_eq!(
+        store.insert(key(keyid, b"new"), NOW + 800, NOW + 361).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+#[tokio::test]
+async fn fill_replaces_previous_fill_and_respects_the_aggregate_cap() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(50, 80));
+    assert_eq!(store.fill_keyid_to_cap("a", NOW + 100), 50);
+    // Only 30 slots remain under the aggregate cap.
+    assert_eq!(store.fill_keyid_to_cap("b", NOW + 100), 30);
+    assert_eq!(len_at(&store, NOW), 80);
+    assert_eq!(
+        store.insert(key("c", b"n"), NOW + 100, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    // Refilling "a" with a later expiry replaces its occupancy.
+    assert_eq!(store.fill_keyid_to_cap("a", NOW + 500), 50);
+    assert_eq!(len_at(&store, NOW), 80);
+    assert_eq!(len_at(&store, NOW + 101), 50);
+    assert!(store.keyid_cap_reached("a", NOW + 101).await.unwrap());
+    assert!(!store.keyid_cap_reached("a", NOW + 501).await.unwrap());
+    // An already-expired fill adds nothing (and clears the previous one).
+    assert_eq!(store.fill_keyid_to_cap("a", NOW - 1), 0);
+    assert_eq!(keyid_len_at(&store, "a", NOW), 0);
+}
+
+#[tokio::test]
+async fn usable_as_shared_trait_object() {
+    let store: Arc<dyn ReplayStore> = Arc::new(MemoryReplayStore::webhook());
+    let shared = Arc::clone(&store);
+    assert_eq!(
+        store.insert(key("k", b"n"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        shared.insert(key("k", b"n"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    // The blanket `impl ReplayStore for Arc<S>` also applies.
+    let arc_store = Arc::new(MemoryReplayStore::webhook());
+    assert!(!arc_store.contains(key("k", b"n"), NOW).await.unwrap());
+}
+
+#[test]
+fn debug_shows_limits_not_entries() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(3, 4));
+    let text = format!("{store:?}");
+    assert!(text.contains("per_keyid_cap: 3"), "{text}");
+}
+
+#[tokio::test]
+async fn concurrent_tasks_inserting_one_key_yield_exactly_one_insert() {
+    let store = Arc::new(MemoryReplayStore::webhook());
+    let mut tasks = Vec::new();
+    for _ in 0..64 {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            store
+                .insert(key("seller", b"same-nonce"), NOW + 360, NOW)
+                .await
+                .unwrap()
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap());
+    }
+    assert_eq!(outcomes.iter().filter(|&&o| o == InsertOutcome::Inserted).count(), 1);
+    assert_eq!(outcomes.iter().filter(|&&o| o == InsertOutcome::Replayed).count(), 63);
+}
+
+#[test]
+fn parallel_threads_inserting_one_key_yield_exactly_one_insert() {
+    const THREADS: usize = 16;
+    const ROUNDS: u32 = 200;
+    let store = Arc::new(MemoryReplayStore::webhook());
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let mut inserted = 0;
+                for round in 0..ROUNDS {
+                    barrier.wait();
+                    let nonce = round.to_be_bytes();
+                    let outcome = block_on(store.insert(key("seller", &nonce), NOW + 360, NOW)).unwrap();
+                    if outcome == InsertOutcome::Inserted {
+                        inserted += 1;
+                    } else {
+                        assert_eq!(outcome, InsertOutcome::Replayed);
+                    }
+                }
+                inserted
+            })
+        })
+        .collect();
+    let total: u32 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(total, ROUNDS, "exactly one Inserted per nonce");
+    assert_eq!(keyid_len_at(&store, "seller", NOW), ROUNDS as usize);
+}
+
+#[test]
+fn parallel_inserts_never_exceed_the_keyid_cap() {
+    const THREADS: usize = 8;
+    let store = Arc::new(MemoryReplayStore::new(ReplayLimits::new(100, 1_000)));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0u32..50)
+                    .filter(|i| {
+                        let nonce = [t.to_be_bytes().as_slice(), &i.to_be_bytes()].concat();
+                        block_on(store.insert(key("abuser", &nonce), NOW + 360, NOW)).unwrap()
+                            == InsertOutcome::Inserted
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let inserted: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(inserted, 100);
+    assert_eq!(keyid_len_at(&store, "abuser", NOW), 100);
+}
