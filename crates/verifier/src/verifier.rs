@@ -1,5 +1,6 @@
 //! The checklist: one implementation, the profile as data.
 
+use crate::admission::AdmissionMonitor;
 use crate::clock::Clock;
 use crate::error::{CodePrefix, ErrorCode, Step, VerifyError};
 use crate::keys::{KeyResolver, ResolveError, RevocationStatus};
@@ -55,6 +56,7 @@ pub struct Verifier<K, S, C> {
     replay: S,
     clock: C,
     scope_replay_by_target: bool,
+    admission: Option<AdmissionMonitor>,
 }
 
 impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
@@ -66,7 +68,21 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             replay,
             clock,
             scope_replay_by_target: false,
+            admission: None,
         }
+    }
+
+    /// Tracks new-keyid admission pressure on every replay-cache admission
+    /// (spec "Webhook replay dedup sizing"); alarms go to `tracing` and are
+    /// available from the monitor. Required on webhook receivers.
+    pub fn with_admission_monitor(mut self, monitor: AdmissionMonitor) -> Self {
+        self.admission = Some(monitor);
+        self
+    }
+
+    /// The admission monitor, if configured.
+    pub fn admission_monitor(&self) -> Option<&AdmissionMonitor> {
+        self.admission.as_ref()
     }
 
     /// Scope replay keys by the canonical destination URL (spec option 2)
@@ -278,7 +294,12 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             .insert(replay_key, expires.saturating_add(CLOCK_SKEW), now)
             .await
         {
-            Ok(InsertOutcome::Inserted) => {}
+            Ok(InsertOutcome::Inserted) => {
+                if let Some(monitor) = &self.admission {
+                    // Events are logged by the monitor itself.
+                    let _ = monitor.record_admission(required.keyid, now);
+                }
+            }
             Ok(InsertOutcome::Replayed) => return Err(self.fail(E::Replayed, Step::new(13), "nonce already seen")),
             Ok(InsertOutcome::KeyidCapReached | InsertOutcome::AggregateCapReached) => {
                 return Err(self.fail(E::RateAbuse, Step::new(13), "replay cache cap reached"))
