@@ -59,6 +59,7 @@ pub mod clock;
 pub mod conformance;
 pub mod error;
 pub mod keys;
+pub mod legacy;
 pub mod profile;
 pub mod replay;
 pub mod request_policy;

@@ -8,6 +8,7 @@
 //! profile the vector's directory names and compares the outcome with
 //! `expected_outcome`.
 
+mod hmac_fixture;
 mod manifest;
 mod runner;
 mod vector;

@@ -101,6 +101,7 @@ pub async fn run_suite(suite: &Path) -> SuiteReport {
             report.outcomes.push(run_file(suite, &path, None).await);
         }
     }
+    report.outcomes.extend(super::hmac_fixture::run(suite));
     report
 }
 
