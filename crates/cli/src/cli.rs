@@ -29,6 +29,10 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Run the whole AdCP conformance suite; ends with `N passed, M failed`.
     Conformance(ConformanceArgs),
+    /// Generate an Ed25519 or ES256 signing key: a private JWK and a public JWKS.
+    Keygen(KeygenArgs),
+    /// Sign a webhook or request; prints `{"method","url","headers","body"}` for `adcp-sig verify --request`.
+    Sign(SignArgs),
 }
 
 /// The signing profile whose error codes are reported.
@@ -184,4 +188,83 @@ pub struct ConformanceArgs {
     /// Print every outcome, not only failures.
     #[arg(long)]
     pub verbose: bool,
+}
+
+/// The algorithm of a generated key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeyAlgArg {
+    /// Ed25519 (JWK `alg` `EdDSA`, signature `alg` `ed25519`).
+    Ed25519,
+    /// ECDSA P-256 with SHA-256 (JWK `alg` `ES256`, signature `alg` `ecdsa-p256-sha256`).
+    Es256,
+}
+
+/// Arguments of `adcp-sig keygen`.
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Key algorithm.
+    #[arg(long, value_enum)]
+    pub alg: KeyAlgArg,
+    /// Key ID (`kid`), the `keyid` of every signature made with the key.
+    #[arg(long)]
+    pub kid: String,
+    /// Write the private JWK here (created, mode 0600; never overwritten).
+    /// Without it the private JWK is printed on stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out_private: Option<PathBuf>,
+    /// Write the public JWKS (`{"keys":[…]}`) here (never overwritten).
+    /// Without it the JWKS is printed on stdout (after the private JWK, if
+    /// that is printed too: one JSON document per line).
+    #[arg(long, value_name = "FILE")]
+    pub out_jwks: Option<PathBuf>,
+}
+
+/// The profile a signature is made under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SignProfileArg {
+    /// Webhook v1 (`adcp/webhook-signing/v1`; `Signature` in unpadded base64url).
+    Webhook,
+    /// Request signing, AdCP 3.2 (RFC 8941 Base64).
+    Request,
+    /// An explicitly configured legacy 3.0/3.1 request endpoint (unpadded base64url).
+    RequestLegacy,
+}
+
+/// Arguments of `adcp-sig sign`.
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// Profile.
+    #[arg(long, value_enum)]
+    pub profile: SignProfileArg,
+    /// The URL the request is sent to (it is canonicalized; the output's `url` is the canonical form).
+    #[arg(long, value_name = "URL")]
+    pub url: String,
+    /// The JSON body, verbatim (checked strictly; duplicate keys are refused).
+    #[arg(long, value_name = "STRING", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Read the JSON body from FILE, verbatim.
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// Private JWK file (with `d`) of the signing key.
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// `Content-Type` of the body.
+    #[arg(long, value_name = "T", default_value = "application/json")]
+    pub content_type: String,
+    /// Method (requests without a body: `--profile request` only).
+    #[arg(long, default_value = "POST")]
+    pub method: String,
+    /// `created` (Unix seconds) instead of now.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub created: Option<i64>,
+    /// `expires` (Unix seconds) instead of created + 300; at most created + 300.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub expires: Option<i64>,
+    /// `nonce` (unpadded base64url, at least 16 bytes) instead of a fresh random one.
+    #[arg(long, value_name = "S")]
+    pub nonce: Option<String>,
+    /// With `--profile request-legacy`: the endpoint's `covers_content_digest`
+    /// (`forbidden` leaves content-digest out; the default covers it).
+    #[arg(long, value_enum)]
+    pub covers_content_digest: Option<CoverageArg>,
 }

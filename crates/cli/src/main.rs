@@ -19,6 +19,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Base(args) => commands::base::run(&args),
         cli::Command::Verify(args) => commands::verify::run(&args),
         cli::Command::Conformance(args) => commands::conformance::run(&args),
+        cli::Command::Keygen(args) => commands::keygen::run(&args),
+        cli::Command::Sign(args) => commands::sign::run(&args),
     };
     code.into()
 }

@@ -109,13 +109,22 @@ fn admissions_reach_the_monitor_only_after_full_verification() {
         MemoryReplayStore::webhook(),
         FixedClock(NOW),
     )
-    .with_admission_monitor(AdmissionMonitor::new(AdmissionThresholds::tuning_guide_starting_values()));
+    .with_admission_monitor(AdmissionMonitor::new(
+        AdmissionThresholds::tuning_guide_starting_values(),
+    ));
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let body = br#"{"idempotency_key":"a","status":"completed"}"#;
     let (url, headers) = signed(body, &[7; 16]);
     rt.block_on(verifier.verify(&message(&url, &headers, body))).unwrap();
     let monitor = verifier.admission_monitor().unwrap();
-    assert_eq!(monitor.known_keyids().iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["k1"]);
+    assert_eq!(
+        monitor
+            .known_keyids()
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect::<Vec<_>>(),
+        ["k1"]
+    );
     // A replay is rejected before admission and does not count.
     assert!(rt.block_on(verifier.verify(&message(&url, &headers, body))).is_err());
     assert_eq!(monitor.tracked_keyids(), 1);

@@ -3,6 +3,8 @@
 pub mod base;
 pub mod canon;
 pub mod conformance;
+pub mod keygen;
 pub mod normalize;
+pub mod sign;
 pub mod urn_eq;
 pub mod verify;

@@ -1,0 +1,477 @@
+//! `adcp-sig keygen` and `adcp-sig sign` end to end: what `sign` emits is
+//! accepted by `adcp-sig verify`, the webhook vectors are reproduced byte
+//! for byte, and refusals have their exit codes and error identifiers.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn adcp_sig(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh directory under the test target's scratch space.
+fn scratch() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "sign_cli-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// `keygen` into `dir`: (private JWK file, JWKS file).
+fn keygen(dir: &Path, alg: &str, kid: &str) -> (PathBuf, PathBuf) {
+    let private = dir.join(format!("{kid}.jwk"));
+    let jwks = dir.join(format!("{kid}.jwks.json"));
+    let out = adcp_sig(&[
+        "keygen",
+        "--alg",
+        alg,
+        "--kid",
+        kid,
+        "--out-private",
+        path_str(&private),
+        "--out-jwks",
+        path_str(&jwks),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "nothing on stdout when both files are written");
+    (private, jwks)
+}
+
+const NOW: &str = "1776520800";
+
+#[test]
+fn what_sign_emits_verify_accepts() {
+    let dir = scratch();
+    let urls = [
+        // IDN hosts, U-label and A-label, with and without a root dot.
+        "https://bücher.example/adcp/webhook",
+        "https://xn--bcher-kva.example./adcp/webhook",
+        "https://MÜNCHEN.de/hook",
+        // Default and explicit ports.
+        "https://buyer.example.com:443/hook",
+        "http://buyer.example.com:80/hook",
+        "https://buyer.example.com:8443/hook",
+        "http://127.0.0.1:8080/hook",
+        "https://[2001:DB8::1]:443/hook",
+        // Dot segments.
+        "https://buyer.example.com/a/./b/../c/hook",
+        "https://buyer.example.com/a/%2E%2E/hook",
+        // Percent-encoding, raw non-ASCII in the path.
+        "https://buyer.example.com/op_%e2%98%83/%7euser/a%2fb",
+        "https://buyer.example.com/café/hook",
+        // Queries, preserved byte for byte; a fragment is dropped.
+        "https://buyer.example.com/hook?b=2&a=1&c=3",
+        "https://buyer.example.com/hook?x=%7e&y=+&z=%2f&q=caf%c3%a9",
+        "https://buyer.example.com/hook?#frag",
+    ];
+    let body = r#"{"idempotency_key":"whk_01HW9D3H8FZP2N6R8T0V4X6Z9B","task_id":"task_456","status":"completed"}"#;
+    for (alg, kid) in [("ed25519", "rt-ed25519"), ("es256", "rt-es256")] {
+        let (key, jwks) = keygen(&dir, alg, kid);
+        for profile in ["webhook", "request", "request-legacy"] {
+            for (i, url) in urls.iter().enumerate() {
+                let out = adcp_sig(&[
+                    "sign",
+                    "--profile",
+                    profile,
+                    "--url",
+                    url,
+                    "--body",
+                    body,
+                    "--key",
+                    path_str(&key),
+                    "--created",
+                    NOW,
+                ]);
+                assert_eq!(out.status.code(), Some(0), "{profile} {url}: {}", stderr(&out));
+                let signed: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+                let expected = adcp_canon::canonicalize(url).unwrap();
+                assert_eq!(signed["url"], expected.as_str(), "{url}");
+                assert_eq!(signed["method"], "POST");
+                assert_eq!(signed["body"], body);
+                let file = dir.join(format!("{kid}-{profile}-{i}.json"));
+                std::fs::write(&file, stdout(&out)).unwrap();
+
+                let verify = if profile == "request-legacy" {
+                    vec!["verify", "--profile", profile, "--covers-content-digest", "required"]
+                } else {
+                    vec!["verify", "--profile", profile]
+                };
+                let mut args = verify;
+                args.extend([
+                    "--request",
+                    path_str(&file),
+                    "--jwks",
+                    path_str(&jwks),
+                    "--now",
+                    NOW,
+                    "--json",
+                ]);
+                let out = adcp_sig(&args);
+                let verdict: Value = serde_json::from_str(stdout(&out).trim())
+                    .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&out), stderr(&out)));
+                assert_eq!(verdict["ok"], true, "{alg} {profile} {url}: {verdict}");
+                assert_eq!(out.status.code(), Some(0));
+                assert_eq!(verdict["keyid"], kid);
+                assert_eq!(verdict["target_uri"], expected.as_str());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_request_without_a_body_and_a_forbidden_digest_endpoint() {
+    let dir = scratch();
+    let (key, jwks) = keygen(&dir, "ed25519", "nobody");
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "request",
+        "--method",
+        "GET",
+        "--url",
+        "https://seller.example.com/tasks/1",
+        "--key",
+        path_str(&key),
+        "--created",
+        NOW,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let signed: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(signed["body"], Value::Null);
+    let headers = signed["headers"].as_object().unwrap();
+    assert_eq!(headers.len(), 2, "Signature and Signature-Input only: {headers:?}");
+    assert!(signed["headers"]["Signature-Input"]
+        .as_str()
+        .unwrap()
+        .starts_with(r#"sig1=("@method" "@target-uri" "@authority");"#));
+    let file = dir.join("get.json");
+    std::fs::write(&file, stdout(&out)).unwrap();
+    let out = adcp_sig(&[
+        "verify",
+        "--profile",
+        "request",
+        "--request",
+        path_str(&file),
+        "--jwks",
+        path_str(&jwks),
+        "--now",
+        NOW,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    // A legacy `forbidden` endpoint: no content-digest at all.
+    let body_file = dir.join("body.json");
+    std::fs::write(&body_file, r#"{"plan_id":"plan_001"}"#).unwrap();
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "request-legacy",
+        "--covers-content-digest",
+        "forbidden",
+        "--url",
+        "https://seller.example.com/adcp/create_media_buy",
+        "--body-file",
+        path_str(&body_file),
+        "--key",
+        path_str(&key),
+        "--created",
+        NOW,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let signed: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(signed["headers"].get("Content-Digest").is_none());
+    assert_eq!(signed["body"], r#"{"plan_id":"plan_001"}"#);
+    let file = dir.join("forbidden.json");
+    std::fs::write(&file, stdout(&out)).unwrap();
+    let out = adcp_sig(&[
+        "verify",
+        "--profile",
+        "request-legacy",
+        "--covers-content-digest",
+        "forbidden",
+        "--request",
+        path_str(&file),
+        "--jwks",
+        path_str(&jwks),
+        "--now",
+        NOW,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+/// A private JWK file for the suite's Ed25519 webhook test key: its
+/// published test-only `_private_d_for_test_only` as `d`.
+fn vector_key(dir: &Path, suite: &Path) -> PathBuf {
+    let keys = adcp_vectors::load_json(suite, "webhook-signing/keys.json").unwrap();
+    let mut jwk = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kid"] == "test-ed25519-webhook-2026")
+        .unwrap()
+        .clone();
+    let object = jwk.as_object_mut().unwrap();
+    let d = object.remove("_private_d_for_test_only").unwrap();
+    object.insert("d".into(), d);
+    let path = dir.join("test-ed25519-webhook-2026.jwk");
+    std::fs::write(&path, jwk.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn the_webhook_vectors_are_reproduced_through_the_cli() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let dir = scratch();
+    let key = vector_key(&dir, &suite);
+    for name in [
+        "001-basic-post.json",
+        "004-default-port-stripped.json",
+        "005-percent-encoded-path.json",
+        "006-query-byte-preserved.json",
+    ] {
+        let vector = adcp_vectors::load_json(&suite, &format!("webhook-signing/positive/{name}")).unwrap();
+        let request = adcp_vectors::VectorRequest::from_json(&vector["request"]).unwrap();
+        let header = |n: &str| {
+            request
+                .headers
+                .iter()
+                .find(|(h, _)| h.eq_ignore_ascii_case(n))
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        };
+        let input = adcp_sigbase::SignatureInput::parse(header("Signature-Input").as_bytes()).unwrap();
+        let params = input.require("sig1").unwrap();
+        let created = params.created().unwrap().to_string();
+        let expires = params.expires().unwrap().to_string();
+        let out = adcp_sig(&[
+            "sign",
+            "--profile",
+            "webhook",
+            "--url",
+            &request.url,
+            "--body",
+            request.body.as_deref().unwrap(),
+            "--content-type",
+            &header("Content-Type"),
+            "--key",
+            path_str(&key),
+            "--created",
+            &created,
+            "--expires",
+            &expires,
+            "--nonce",
+            params.nonce().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let signed: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        assert_eq!(signed["headers"]["Signature"], header("Signature"), "{name}");
+        assert_eq!(
+            signed["headers"]["Signature-Input"],
+            header("Signature-Input"),
+            "{name}"
+        );
+        assert_eq!(signed["headers"]["Content-Digest"], header("Content-Digest"), "{name}");
+    }
+}
+
+#[test]
+fn refusals_have_error_identifiers_and_exit_codes() {
+    let dir = scratch();
+    let (key, jwks) = keygen(&dir, "ed25519", "refusals");
+    let url = "https://buyer.example.com/hook";
+    let sign = |extra: &[&str]| {
+        let mut args = vec!["sign", "--url", url, "--key", path_str(&key)];
+        args.extend(extra);
+        adcp_sig(&args)
+    };
+    let refused = |out: &Output, code: &str| {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
+        assert_eq!(stdout(out), "", "nothing signed is printed");
+        assert!(stderr(out).contains(code), "{code}: {}", stderr(out));
+    };
+    refused(
+        &sign(&[
+            "--profile",
+            "webhook",
+            "--body",
+            r#"{"packages":[{"id":"a","id":"b"}]}"#,
+        ]),
+        "duplicate_key_input",
+    );
+    refused(&sign(&["--profile", "webhook", "--body", "{,}"]), "invalid_json_input");
+    refused(
+        &sign(&[
+            "--profile",
+            "webhook",
+            "--body",
+            "{}",
+            "--created",
+            "1000",
+            "--expires",
+            "1301",
+        ]),
+        "validity_too_long",
+    );
+    refused(
+        &sign(&["--profile", "webhook", "--body", "{}", "--nonce", "short"]),
+        "nonce_invalid",
+    );
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        "https://a..b/",
+        "--body",
+        "{}",
+        "--key",
+        path_str(&key),
+    ]);
+    refused(&out, "target_uri_malformed");
+    refused(&sign(&["--profile", "request", "--method", "post"]), "method_invalid");
+    // A public JWKS (or JWK) is not a signing key.
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        url,
+        "--body",
+        "{}",
+        "--key",
+        path_str(&jwks),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let public = dir.join("public.jwk");
+    let set: Value = serde_json::from_str(&std::fs::read_to_string(&jwks).unwrap()).unwrap();
+    std::fs::write(&public, set["keys"][0].to_string()).unwrap();
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        url,
+        "--body",
+        "{}",
+        "--key",
+        path_str(&public),
+    ]);
+    refused(&out, "private_key_missing");
+
+    // Usage errors: exit 2.
+    let usage = |out: &Output| assert_eq!(out.status.code(), Some(2), "{}", stderr(out));
+    usage(&sign(&["--profile", "webhook"]));
+    usage(&sign(&[
+        "--profile",
+        "webhook",
+        "--body",
+        "{}",
+        "--body-file",
+        "x.json",
+    ]));
+    usage(&sign(&[
+        "--profile",
+        "webhook",
+        "--body",
+        "{}",
+        "--covers-content-digest",
+        "forbidden",
+    ]));
+    usage(&sign(&[
+        "--profile",
+        "webhook",
+        "--body-file",
+        path_str(&dir.join("missing.json")),
+    ]));
+    usage(&adcp_sig(&[
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        url,
+        "--body",
+        "{}",
+        "--key",
+        "/nonexistent.jwk",
+    ]));
+}
+
+#[test]
+fn keygen_writes_safe_files_and_prints_otherwise() {
+    let dir = scratch();
+    let (private, jwks) = keygen(&dir, "es256", "kg-1");
+    let private_json: Value = serde_json::from_str(&std::fs::read_to_string(&private).unwrap()).unwrap();
+    assert_eq!(private_json["kty"], "EC");
+    assert_eq!(private_json["alg"], "ES256");
+    assert!(private_json["d"].is_string());
+    let set: Value = serde_json::from_str(&std::fs::read_to_string(&jwks).unwrap()).unwrap();
+    let public = &set["keys"][0];
+    assert_eq!(public["kid"], "kg-1");
+    assert_eq!(public["use"], "sig");
+    assert_eq!(public["key_ops"], serde_json::json!(["verify"]));
+    assert_eq!(public["adcp_use"], "request-signing");
+    assert!(public.get("d").is_none());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&private).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "private key readable by others: {mode:o}");
+    }
+
+    // Never overwritten, and nothing written when one target exists.
+    let fresh = dir.join("fresh.jwk");
+    let out = adcp_sig(&[
+        "keygen",
+        "--alg",
+        "ed25519",
+        "--kid",
+        "kg-2",
+        "--out-private",
+        path_str(&fresh),
+        "--out-jwks",
+        path_str(&jwks),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("exists"), "{}", stderr(&out));
+    assert!(!fresh.exists());
+
+    // Without files: the private JWK, then the JWKS, one per line.
+    let out = adcp_sig(&["keygen", "--alg", "ed25519", "--kid", "kg-3"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["kty"], "OKP");
+    assert!(lines[0]["d"].is_string());
+    assert_eq!(lines[1]["keys"][0]["alg"], "EdDSA");
+    assert!(lines[1]["keys"][0].get("d").is_none());
+
+    // A kid that cannot be a keyid.
+    let out = adcp_sig(&["keygen", "--alg", "ed25519", "--kid", "bad\u{e9}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("key_id_invalid"));
+}
