@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use criterion::{black_box, BenchmarkId, Criterion, Throughput};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod corpus;
 
@@ -53,35 +53,15 @@ fn benches(c: &mut Criterion) -> Vec<(&'static str, usize)> {
     vec![("all", all.len()), ("ascii", ascii.len())]
 }
 
-/// Criterion's output directory (`<target>/criterion`).
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(dir).join("criterion"));
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("target").join("criterion"))
-        .find(|p| p.is_dir())
-}
-
 /// Mean time per iteration of one benchmark of this run, in nanoseconds.
-fn mean_ns(dir: &Path, function: &str, input: &str) -> Option<f64> {
-    let path = dir
-        .join(GROUP)
-        .join(function)
-        .join(input)
-        .join("new")
-        .join("estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["mean"]["point_estimate"].as_f64()
+fn mean_ns(function: &str, input: &str) -> Option<f64> {
+    adcp_test_support::criterion_mean_ns(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &format!("{GROUP}/{function}/{input}"),
+    )
 }
 
 fn report_ratios(sizes: &[(&str, usize)]) {
-    let Some(dir) = criterion_dir() else { return };
     println!("\nratios (ours / url::Url::parse, same run; target <= 1.00):");
     for (ours, input) in [
         ("adcp_canonicalize", "all"),
@@ -89,7 +69,7 @@ fn report_ratios(sizes: &[(&str, usize)]) {
         ("adcp_canonicalize_received", "ascii"),
     ] {
         let n = sizes.iter().find(|(name, _)| *name == input).map_or(1, |(_, n)| *n) as f64;
-        if let (Some(a), Some(b)) = (mean_ns(&dir, ours, input), mean_ns(&dir, "url_parse", input)) {
+        if let (Some(a), Some(b)) = (mean_ns(ours, input), mean_ns("url_parse", input)) {
             println!(
                 "  {ours}/{input}: {:.3}  ({:.0} ns vs {:.0} ns per URL, {n} URLs)",
                 a / b,

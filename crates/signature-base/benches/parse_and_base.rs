@@ -8,7 +8,7 @@ use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput, Signatures};
 use base64::Engine as _;
 use criterion::{black_box, Criterion};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const GROUP: &str = "webhook_001";
 
@@ -68,19 +68,8 @@ fn parse_and_base(v: &Vector) -> (Vec<u8>, Vec<u8>) {
     (signature_base(&msg, params, &opts).unwrap().into_bytes(), sig)
 }
 
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(dir).join("criterion"));
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("target").join("criterion"))
-        .find(|p| p.is_dir())
-}
-
-fn mean_ns(dir: &Path, function: &str) -> Option<f64> {
-    let text = std::fs::read_to_string(dir.join(GROUP).join(function).join("new").join("estimates.json")).ok()?;
-    serde_json::from_str::<serde_json::Value>(&text).ok()?["mean"]["point_estimate"].as_f64()
+fn mean_ns(function: &str) -> Option<f64> {
+    adcp_test_support::criterion_mean_ns(Path::new(env!("CARGO_MANIFEST_DIR")), &format!("{GROUP}/{function}"))
 }
 
 fn main() {
@@ -107,8 +96,8 @@ fn main() {
     group.finish();
     c.final_summary();
 
-    if let Some(dir) = criterion_dir() {
-        if let (Some(p), Some(e)) = (mean_ns(&dir, "parse_and_base"), mean_ns(&dir, "ed25519_verify")) {
+    {
+        if let (Some(p), Some(e)) = (mean_ns("parse_and_base"), mean_ns("ed25519_verify")) {
             println!(
                 "\nparse+base / ed25519 verify = {:.3} ({p:.0} ns vs {e:.0} ns; target < 0.10)",
                 p / e

@@ -71,6 +71,7 @@
 #![forbid(unsafe_code)]
 
 mod base;
+pub mod clock;
 mod component;
 pub mod crypto;
 pub mod digest;

@@ -1,37 +1,13 @@
 //! Building the base for a five-component webhook takes a handful of
 //! allocations (the output buffer and one scratch string), whatever the
 //! header sizes.
-// A counting global allocator needs `unsafe impl GlobalAlloc`; it only
-// forwards to the system allocator.
-#![allow(unsafe_code)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use adcp_test_support::{allocations_during, CountingAllocator};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn five_component_webhook_base_needs_a_handful_of_allocations() {
@@ -61,9 +37,9 @@ fn five_component_webhook_base_needs_a_handful_of_allocations() {
     };
     let _ = signature_base(&msg, params, &opts).unwrap();
 
-    let before = ALLOCATIONS.with(Cell::get);
-    let base = signature_base(&msg, params, &opts).unwrap();
-    let n = ALLOCATIONS.with(Cell::get) - before;
+    let mut base = None;
+    let n = allocations_during(|| base = Some(signature_base(&msg, params, &opts).unwrap()));
+    let base = base.unwrap();
     assert!(base.as_bytes().starts_with(b"\"@method\": POST\n"));
     assert!(n <= 3, "{n} allocations to build the base");
 }

@@ -7,7 +7,7 @@
 use adcp_strict_json::{check, Limits};
 use criterion::{black_box, BenchmarkId, Criterion, Throughput};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const GROUP: &str = "strict_json";
 
@@ -63,41 +63,21 @@ fn benches(c: &mut Criterion) -> Vec<(&'static str, usize)> {
     docs.iter().map(|(name, doc)| (*name, doc.len())).collect()
 }
 
-/// Criterion's output directory (`<target>/criterion`).
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(dir).join("criterion"));
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("target").join("criterion"))
-        .find(|p| p.is_dir())
-}
-
 /// Mean time per iteration of one benchmark of this run, in nanoseconds.
-fn mean_ns(dir: &Path, function: &str, input: &str) -> Option<f64> {
-    let path = dir
-        .join(GROUP)
-        .join(function)
-        .join(input)
-        .join("new")
-        .join("estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    v["mean"]["point_estimate"].as_f64()
+fn mean_ns(function: &str, input: &str) -> Option<f64> {
+    adcp_test_support::criterion_mean_ns(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &format!("{GROUP}/{function}/{input}"),
+    )
 }
 
 fn report_ratios(sizes: &[(&str, usize)]) {
-    let Some(dir) = criterion_dir() else { return };
     println!("\nratios against serde_json::from_slice::<Value> alone (same run):");
     for (input, len) in sizes {
         let (Some(plain), Some(checked), Some(alone)) = (
-            mean_ns(&dir, "serde_json", input),
-            mean_ns(&dir, "check_then_serde_json", input),
-            mean_ns(&dir, "check", input),
+            mean_ns("serde_json", input),
+            mean_ns("check_then_serde_json", input),
+            mean_ns("check", input),
         ) else {
             continue;
         };

@@ -14,7 +14,7 @@ use adcp_verify::verifier::Verifier;
 use base64::Engine as _;
 use criterion::{black_box, BatchSize, Criterion};
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
@@ -101,19 +101,8 @@ fn bench_case(c: &mut Criterion, name: &str, case: &Case, bare: &dyn Fn() -> boo
     group.finish();
 }
 
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(dir).join("criterion"));
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("target").join("criterion"))
-        .find(|p| p.is_dir())
-}
-
-fn mean_ns(dir: &Path, function: &str) -> Option<f64> {
-    let text = std::fs::read_to_string(dir.join(GROUP).join(function).join("new").join("estimates.json")).ok()?;
-    serde_json::from_str::<serde_json::Value>(&text).ok()?["mean"]["point_estimate"].as_f64()
+fn mean_ns(function: &str) -> Option<f64> {
+    adcp_test_support::criterion_mean_ns(Path::new(env!("CARGO_MANIFEST_DIR")), &format!("{GROUP}/{function}"))
 }
 
 fn main() {
@@ -137,13 +126,11 @@ fn main() {
     bench_case(&mut c, "es256", &es, &es_bare);
     c.final_summary();
 
-    if let Some(dir) = criterion_dir() {
+    {
         println!("\nfull checklist / bare verification (target <= 1.10):");
         for name in ["ed25519", "es256"] {
-            if let (Some(full), Some(bare)) = (
-                mean_ns(&dir, &format!("{name}_checklist")),
-                mean_ns(&dir, &format!("{name}_bare")),
-            ) {
+            if let (Some(full), Some(bare)) = (mean_ns(&format!("{name}_checklist")), mean_ns(&format!("{name}_bare")))
+            {
                 println!("  {name}: {:.3} ({full:.0} ns vs {bare:.0} ns)", full / bare);
             }
         }

@@ -1,43 +1,4 @@
-//! Time is injected: tests pin the vectors' `reference_now`.
+//! The [`Clock`] windows are checked against: shared with the signer,
+//! defined in `adcp-sigbase`; tests pin it to the vectors' `reference_now`.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-/// A source of the current time in Unix seconds.
-pub trait Clock: Send + Sync {
-    /// Seconds since the Unix epoch.
-    fn now(&self) -> i64;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> i64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-    }
-}
-
-/// A clock stopped at a given instant.
-#[derive(Debug, Clone, Copy)]
-pub struct FixedClock(pub i64);
-
-impl Clock for FixedClock {
-    fn now(&self) -> i64 {
-        self.0
-    }
-}
-
-impl<C: Clock + ?Sized> Clock for &C {
-    fn now(&self) -> i64 {
-        (**self).now()
-    }
-}
-
-impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
-    fn now(&self) -> i64 {
-        (**self).now()
-    }
-}
+pub use adcp_sigbase::clock::{Clock, FixedClock, SystemClock};

@@ -1,0 +1,20 @@
+//! Helpers shared by this workspace's tests and benchmarks.
+//!
+//! - [`CountingAllocator`]: a global allocator that counts allocations per
+//!   thread, for tests that pin "allocates only the output".
+//! - [`criterion_mean_ns`]: reads a benchmark's mean from criterion's
+//!   output, so a benchmark can print the ratio against its baseline
+//!   measured in the same run.
+//!
+//! ```
+//! use adcp_test_support::{allocations_during, CountingAllocator};
+//! // In a test binary: #[global_allocator] static A: CountingAllocator = CountingAllocator;
+//! let n = allocations_during(|| { let _v: Vec<u8> = Vec::new(); });
+//! assert_eq!(n, 0); // the system allocator is in use here, nothing counted
+//! ```
+
+mod alloc_count;
+mod criterion_report;
+
+pub use alloc_count::{allocations_during, CountingAllocator};
+pub use criterion_report::{criterion_dir, criterion_mean_ns};
