@@ -2,6 +2,7 @@
 
 use crate::sf::{BareValue, Parameters};
 use crate::Error;
+use std::borrow::Cow;
 
 /// Derived component names this crate can compute (RFC 9421 §2.2).
 const DERIVED: &[&str] = &[
@@ -28,7 +29,7 @@ const DERIVED: &[&str] = &[
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComponentId {
-    name: String,
+    name: Cow<'static, str>,
     params: Parameters,
 }
 
@@ -36,7 +37,7 @@ impl ComponentId {
     /// An HTTP field component; the name is lowercased.
     pub fn field(name: &str) -> Self {
         Self {
-            name: name.to_ascii_lowercase(),
+            name: Cow::Owned(name.to_ascii_lowercase()),
             params: Parameters::new(),
         }
     }
@@ -44,7 +45,7 @@ impl ComponentId {
     /// A derived component (`@method`, `@target-uri`, …).
     pub fn derived(name: &str) -> Self {
         Self {
-            name: name.to_owned(),
+            name: intern_name(name),
             params: Parameters::new(),
         }
     }
@@ -55,7 +56,7 @@ impl ComponentId {
     }
 
     /// Builds from a parsed name and parameters, validating both.
-    pub(crate) fn parsed(name: String, params: Parameters, label: &str) -> Result<Self, Error> {
+    pub(crate) fn parsed(name: Cow<'static, str>, params: Parameters, label: &str) -> Result<Self, Error> {
         let id = Self { name, params };
         id.validate(label)?;
         Ok(id)
@@ -114,10 +115,10 @@ impl ComponentId {
     fn validate(&self, label: &str) -> Result<(), Error> {
         let invalid_name = || Error::InvalidComponentName {
             label: label.to_owned(),
-            name: self.name.clone(),
+            name: self.name.to_string(),
         };
         if self.is_derived() {
-            if !DERIVED.contains(&self.name.as_str()) {
+            if !DERIVED.contains(&self.name.as_ref()) {
                 return Err(invalid_name());
             }
         } else if self.name.is_empty() || !self.name.bytes().all(is_lower_tchar) {
@@ -154,6 +155,17 @@ impl std::fmt::Display for ComponentId {
         let mut s = String::with_capacity(self.name.len() + 2);
         self.serialize_into(&mut s);
         f.write_str(&s)
+    }
+}
+
+/// Field names AdCP and RFC 9421 profiles cover all the time.
+const COMMON_FIELDS: &[&str] = &["content-type", "content-digest", "content-length", "date", "host"];
+
+/// A component name: borrowed for derived and common field names.
+pub(crate) fn intern_name(name: &str) -> Cow<'static, str> {
+    match DERIVED.iter().chain(COMMON_FIELDS).find(|k| **k == name) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(name.to_owned()),
     }
 }
 

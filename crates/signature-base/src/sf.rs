@@ -4,6 +4,7 @@
 //! received (order and type) and re-serialized with the RFC 8941 §4 rules to
 //! produce the `@signature-params` line and component identifiers.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 /// An RFC 8941 bare item, owned.
@@ -83,9 +84,22 @@ impl From<sfv::BareItemFromInput<'_>> for BareValue {
     }
 }
 
+/// Parameter names common enough to keep without allocating.
+const KNOWN_KEYS: &[&str] = &[
+    "created", "expires", "nonce", "keyid", "alg", "tag", "sf", "key", "bs", "req", "tr", "name",
+];
+
+/// A parameter key: borrowed for the well-known names, owned otherwise.
+fn intern(key: &str) -> Cow<'static, str> {
+    match KNOWN_KEYS.iter().find(|k| **k == key) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(key.to_owned()),
+    }
+}
+
 /// Ordered parameters (`;key=value`), as received.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Parameters(Vec<(String, BareValue)>);
+pub struct Parameters(Vec<(Cow<'static, str>, BareValue)>);
 
 impl Parameters {
     /// No parameters.
@@ -94,8 +108,8 @@ impl Parameters {
     }
 
     /// Appends a parameter (the caller has checked for duplicates).
-    pub fn push(&mut self, key: impl Into<String>, value: BareValue) {
-        self.0.push((key.into(), value));
+    pub fn push(&mut self, key: impl AsRef<str>, value: BareValue) {
+        self.0.push((intern(key.as_ref()), value));
     }
 
     /// The value of `key`, if present.
@@ -110,7 +124,7 @@ impl Parameters {
 
     /// Parameters in received order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &BareValue)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
+        self.0.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
     /// Number of parameters.

@@ -13,6 +13,7 @@ use crate::sf::{BareValue, Parameters};
 use crate::Error;
 use sfv::visitor::{DictionaryVisitor, EntryVisitor, Ignored, InnerListVisitor, ItemVisitor, ParameterVisitor};
 use sfv::{BareItemFromInput, KeyRef};
+use std::borrow::Cow;
 
 /// Largest `Signature-Input` (all lines combined) accepted, in bytes.
 pub const MAX_SIGNATURE_INPUT_LEN: usize = 8 * 1024;
@@ -281,7 +282,7 @@ impl SignatureInput {
 /// A member as collected during parsing, validated afterwards.
 struct RawEntry {
     label: String,
-    components: Vec<(String, Parameters)>,
+    components: Vec<(Cow<'static, str>, Parameters)>,
     params: Parameters,
 }
 
@@ -399,7 +400,7 @@ impl<'de> ItemVisitor<'de> for ItemV<'_> {
             return Err(Abort);
         };
         let RawEntry { label, components, .. } = self.entry;
-        components.push((name.as_str().to_owned(), Parameters::new()));
+        components.push((crate::component::intern_name(name.as_str()), Parameters::new()));
         match components.last_mut() {
             Some((_, params)) => Ok(ParamV {
                 label,

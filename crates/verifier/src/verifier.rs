@@ -278,17 +278,14 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
                 })?;
         }
 
-        // Steps 12-13: replay check, then the atomic insert.
+        // Steps 12-13: the replay check and the insert are one atomic store
+        // operation, so two concurrent deliveries of one nonce cannot both
+        // pass step 12 (and it costs one store round trip, not two).
         let replay_key = ReplayKey {
             keyid: required.keyid,
             nonce: &nonce,
             scope: self.scope_replay_by_target.then_some(target.as_str()),
         };
-        match self.replay.contains(replay_key, now).await {
-            Ok(false) => {}
-            Ok(true) => return Err(self.fail(E::Replayed, Step::new(12), "nonce already seen")),
-            Err(e) => return Err(self.fail(E::StoreUnavailable, Step::new(12), e.to_string())),
-        }
         match self
             .replay
             .insert(replay_key, expires.saturating_add(CLOCK_SKEW), now)
@@ -300,7 +297,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
                     let _ = monitor.record_admission(required.keyid, now);
                 }
             }
-            Ok(InsertOutcome::Replayed) => return Err(self.fail(E::Replayed, Step::new(13), "nonce already seen")),
+            Ok(InsertOutcome::Replayed) => return Err(self.fail(E::Replayed, Step::new(12), "nonce already seen")),
             Ok(InsertOutcome::KeyidCapReached | InsertOutcome::AggregateCapReached) => {
                 return Err(self.fail(E::RateAbuse, Step::new(13), "replay cache cap reached"))
             }
