@@ -1,0 +1,598 @@
+//! Strict models of the documents key discovery reads: brand.json, JWKS
+//! bodies and revocation lists.
+//!
+//! Every parser takes raw bytes, enforces its size cap before anything
+//! else, rejects duplicate member names (`adcp_strict_json::check`) and
+//! wrong member types, and never panics.
+
+use adcp_sigbase::jwk::{Jwk, Jwks};
+use adcp_strict_json::Limits;
+use base64::Engine as _;
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::fmt;
+use url::Url;
+
+/// brand.json body cap (spec: 256 KiB).
+pub const MAX_BRAND_JSON_BYTES: usize = 256 * 1024;
+/// JWKS body cap (spec `MAX_JWKS_BYTES`: 64 KiB).
+pub const MAX_JWKS_BYTES: usize = 64 * 1024;
+/// Revocation-list body cap (the spec names none; 256 KiB like brand.json).
+pub const MAX_REVOCATION_LIST_BYTES: usize = 256 * 1024;
+/// At most this many `agents[]` / `authorized_operators[]` / `revoked_kids`
+/// entries are accepted (bounded memory on hostile input).
+pub const MAX_ENTRIES: usize = 4096;
+
+/// A document was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocumentError {
+    /// Larger than its cap.
+    TooLarge {
+        /// The cap in bytes.
+        limit: usize,
+    },
+    /// Not strict JSON, or a member name repeats in one object.
+    StrictJson(String),
+    /// Well-formed JSON that does not have the document's shape.
+    Shape(&'static str),
+    /// The JWKS is structurally invalid (duplicate `kid`, too many keys, ...).
+    Jwks(String),
+    /// The revocation list's JWS signature does not verify.
+    Signature(&'static str),
+}
+
+impl fmt::Display for DocumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DocumentError::TooLarge { limit } => write!(f, "document exceeds {limit} bytes"),
+            DocumentError::StrictJson(e) => write!(f, "not strict JSON: {e}"),
+            DocumentError::Shape(what) => write!(f, "unexpected document shape: {what}"),
+            DocumentError::Jwks(e) => write!(f, "invalid JWKS: {e}"),
+            DocumentError::Signature(what) => write!(f, "revocation list signature: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for DocumentError {}
+
+fn strict_parse(bytes: &[u8], cap: usize) -> Result<Value, DocumentError> {
+    if bytes.len() > cap {
+        return Err(DocumentError::TooLarge { limit: cap });
+    }
+    let limits = Limits::default().with_max_len(cap);
+    adcp_strict_json::parse_value(bytes, &limits).map_err(|e| DocumentError::StrictJson(e.to_string()))
+}
+
+fn opt_str<'a>(obj: &'a Map<String, Value>, name: &str, what: &'static str) -> Result<Option<&'a str>, DocumentError> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(DocumentError::Shape(what)),
+    }
+}
+
+fn opt_array<'a>(obj: &'a Map<String, Value>, name: &str, what: &'static str) -> Result<&'a [Value], DocumentError> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(a)) if a.len() <= MAX_ENTRIES => Ok(a),
+        Some(_) => Err(DocumentError::Shape(what)),
+    }
+}
+
+/// One `agents[]` entry of a brand.json.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrandAgent {
+    /// `url`, exactly as published (matched byte-for-byte).
+    pub url: String,
+    /// `jwks_uri`, when declared.
+    pub jwks_uri: Option<String>,
+    /// `type` (`sales`, `buying`, `governance`, ...), when declared.
+    pub agent_type: Option<String>,
+}
+
+impl BrandAgent {
+    /// The JWKS location: `jwks_uri` if declared, else
+    /// `/.well-known/jwks.json` at the origin of `url`.
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError::Shape`] when the URL does not parse.
+    pub fn jwks_url(&self) -> Result<Url, DocumentError> {
+        match &self.jwks_uri {
+            Some(uri) => Url::parse(uri).map_err(|_| DocumentError::Shape("agents[].jwks_uri is not a URL")),
+            None => {
+                let agent = Url::parse(&self.url).map_err(|_| DocumentError::Shape("agents[].url is not a URL"))?;
+                agent
+                    .join("/.well-known/jwks.json")
+                    .map_err(|_| DocumentError::Shape("agents[].url has no origin"))
+            }
+        }
+    }
+}
+
+/// A parsed brand.json.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrandJson {
+    /// The authoritative-location redirect variant: the real document is
+    /// at this URL (followed once, never chained).
+    AuthoritativeLocation(String),
+    /// The house redirect variant (`"house": "<domain>"`): the real
+    /// document is the house domain's `/.well-known/brand.json`.
+    HouseRedirect(String),
+    /// A document carrying agents (single brand, or house portfolio with an
+    /// object-valued `house` and `brands[]`).
+    Document(BrandDocument),
+}
+
+/// The members of a brand.json that key discovery uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BrandDocument {
+    /// `agents[]`.
+    pub agents: Vec<BrandAgent>,
+    /// `authorized_operators[].domain`.
+    pub authorized_operators: Vec<String>,
+}
+
+impl BrandDocument {
+    /// The single `agents[]` entry whose `url` byte-equals `agent_url`.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentLookupError::NotFound`] (no canonicalization: a trailing slash
+    /// or a scheme difference is a miss) or [`AgentLookupError::Ambiguous`].
+    pub fn agent(&self, agent_url: &str) -> Result<&BrandAgent, AgentLookupError> {
+        let mut matches = self.agents.iter().filter(|a| a.url.as_bytes() == agent_url.as_bytes());
+        let first = matches.next().ok_or(AgentLookupError::NotFound)?;
+        if matches.next().is_some() {
+            return Err(AgentLookupError::Ambiguous);
+        }
+        Ok(first)
+    }
+}
+
+/// [`BrandDocument::agent`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentLookupError {
+    /// No entry byte-equals the agent URL (`*_agent_not_in_brand_json`).
+    NotFound,
+    /// More than one does (`*_brand_json_ambiguous`).
+    Ambiguous,
+}
+
+impl BrandJson {
+    /// Parses a brand.json body strictly (cap [`MAX_BRAND_JSON_BYTES`]).
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError`]: too large, duplicate keys, not an object, or a
+    /// member of the wrong type.
+    pub fn parse(bytes: &[u8]) -> Result<Self, DocumentError> {
+        let value = strict_parse(bytes, MAX_BRAND_JSON_BYTES)?;
+        let obj = value
+            .as_object()
+            .ok_or(DocumentError::Shape("brand.json is not an object"))?;
+        if let Some(location) = opt_str(obj, "authoritative_location", "authoritative_location is not a string")? {
+            return Ok(BrandJson::AuthoritativeLocation(location.to_owned()));
+        }
+        if let Some(Value::String(house)) = obj.get("house") {
+            if !obj.contains_key("agents") {
+                return Ok(BrandJson::HouseRedirect(house.clone()));
+            }
+        }
+        let mut agents = Vec::new();
+        for entry in opt_array(obj, "agents", "agents is not an array")? {
+            let entry = entry
+                .as_object()
+                .ok_or(DocumentError::Shape("agents[] entry is not an object"))?;
+            let url = opt_str(entry, "url", "agents[].url is not a string")?
+                .ok_or(DocumentError::Shape("agents[] entry without url"))?;
+            agents.push(BrandAgent {
+                url: url.to_owned(),
+                jwks_uri: opt_str(entry, "jwks_uri", "agents[].jwks_uri is not a string")?.map(str::to_owned),
+                agent_type: opt_str(entry, "type", "agents[].type is not a string")?.map(str::to_owned),
+            });
+        }
+        let mut authorized_operators = Vec::new();
+        for entry in opt_array(obj, "authorized_operators", "authorized_operators is not an array")? {
+            let domain = match entry {
+                Value::Object(o) => opt_str(o, "domain", "authorized_operators[].domain is not a string")?
+                    .ok_or(DocumentError::Shape("authorized_operators[] entry without domain"))?,
+                _ => return Err(DocumentError::Shape("authorized_operators[] entry is not an object")),
+            };
+            authorized_operators.push(domain.to_owned());
+        }
+        Ok(BrandJson::Document(BrandDocument {
+            agents,
+            authorized_operators,
+        }))
+    }
+}
+
+/// Parses a JWKS body strictly: cap [`MAX_JWKS_BYTES`], duplicate member
+/// names rejected, then the `adcp_sigbase` JWK Set rules (duplicate `kid`s,
+/// key validation).
+///
+/// # Errors
+///
+/// [`DocumentError::TooLarge`], [`DocumentError::StrictJson`],
+/// [`DocumentError::Jwks`].
+pub fn parse_jwks(bytes: &[u8]) -> Result<(Value, Jwks), DocumentError> {
+    let value = strict_parse(bytes, MAX_JWKS_BYTES)?;
+    let jwks = Jwks::from_json_value(&value).map_err(|e| DocumentError::Jwks(e.to_string()))?;
+    Ok((value, jwks))
+}
+
+/// A revocation list (`revoked_kids`, `next_update`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevocationList {
+    /// `issuer`, when present.
+    pub issuer: Option<String>,
+    /// `updated`, Unix seconds, when present.
+    pub updated: Option<i64>,
+    /// `next_update`, Unix seconds.
+    pub next_update: i64,
+    /// `revoked_kids`.
+    pub revoked_kids: HashSet<String>,
+    /// Whether the list arrived as a JWS whose signature was verified.
+    pub signed: bool,
+}
+
+impl RevocationList {
+    /// Parses an unsigned list (the JWS payload form) strictly.
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError`].
+    pub fn parse(bytes: &[u8]) -> Result<Self, DocumentError> {
+        let value = strict_parse(bytes, MAX_REVOCATION_LIST_BYTES)?;
+        Self::from_value(&value, false)
+    }
+
+    /// Parses a list that may be signed: a flattened or general JWS JSON
+    /// serialization (`payload` + `protected`/`signature` or
+    /// `signatures[]`) is verified with the key `key_for(kid)` returns
+    /// (one from the same JWKS); an object with `revoked_kids` is taken as
+    /// an unsigned list only if `allow_unsigned`.
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError::Signature`] when no signature verifies or the list
+    /// is unsigned and `allow_unsigned` is off; otherwise as [`parse`](Self::parse).
+    pub fn parse_signed<'k>(
+        bytes: &[u8],
+        key_for: impl Fn(&str) -> Option<&'k Jwk>,
+        allow_unsigned: bool,
+    ) -> Result<Self, DocumentError> {
+        let value = strict_parse(bytes, MAX_REVOCATION_LIST_BYTES)?;
+        let obj = value
+            .as_object()
+            .ok_or(DocumentError::Shape("revocation list is not an object"))?;
+        let Some(payload_b64) = opt_str(obj, "payload", "payload is not a string")? else {
+            if allow_unsigned {
+                return Self::from_value(&value, false);
+            }
+            return Err(DocumentError::Signature("list is not signed"));
+        };
+        let mut candidates: Vec<(&str, &str)> = Vec::new();
+        if let (Some(p), Some(s)) = (
+            opt_str(obj, "protected", "protected is not a string")?,
+            opt_str(obj, "signature", "signature is not a string")?,
+        ) {
+            candidates.push((p, s));
+        }
+        for sig in opt_array(obj, "signatures", "signatures is not an array")?
+            .iter()
+            .take(8)
+        {
+            let sig = sig
+                .as_object()
+                .ok_or(DocumentError::Shape("signatures[] entry is not an object"))?;
+            if let (Some(p), Some(s)) = (
+                opt_str(sig, "protected", "protected is not a string")?,
+                opt_str(sig, "signature", "signature is not a string")?,
+            ) {
+                candidates.push((p, s));
+            }
+        }
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        for (protected_b64, sig_b64) in candidates {
+            let Ok(header) = b64.decode(protected_b64) else {
+                continue;
+            };
+            let Ok(header) = adcp_strict_json::parse_value(&header, &Limits::default()) else {
+                continue;
+            };
+            let (Some(kid), Some(alg)) = (
+                header.get("kid").and_then(Value::as_str),
+                header.get("alg").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let Some(jwk) = key_for(kid) else { continue };
+            let alg_ok = matches!(
+                (alg, jwk.algorithm()),
+                ("EdDSA" | "Ed25519", adcp_sigbase::crypto::Algorithm::Ed25519)
+                    | ("ES256", adcp_sigbase::crypto::Algorithm::EcdsaP256Sha256)
+            );
+            let Ok(signature) = b64.decode(sig_b64) else { continue };
+            let input = format!("{protected_b64}.{payload_b64}");
+            if alg_ok
+                && jwk
+                    .verifying_key()
+                    .verify(jwk.algorithm(), input.as_bytes(), &signature)
+                    .is_ok()
+            {
+                let payload = b64
+                    .decode(payload_b64)
+                    .map_err(|_| DocumentError::Shape("payload is not base64url"))?;
+                let value = strict_parse(&payload, MAX_REVOCATION_LIST_BYTES)?;
+                return Self::from_value(&value, true);
+            }
+        }
+        Err(DocumentError::Signature("no signature verifies"))
+    }
+
+    fn from_value(value: &Value, signed: bool) -> Result<Self, DocumentError> {
+        let obj = value
+            .as_object()
+            .ok_or(DocumentError::Shape("revocation list is not an object"))?;
+        let next_update = opt_str(obj, "next_update", "next_update is not a string")?
+            .ok_or(DocumentError::Shape("revocation list without next_update"))?;
+        let next_update = parse_rfc3339(next_update).ok_or(DocumentError::Shape("next_update is not RFC 3339"))?;
+        let updated = match opt_str(obj, "updated", "updated is not a string")? {
+            None => None,
+            Some(t) => Some(parse_rfc3339(t).ok_or(DocumentError::Shape("updated is not RFC 3339"))?),
+        };
+        let mut revoked_kids = HashSet::new();
+        for kid in opt_array(obj, "revoked_kids", "revoked_kids is not an array")? {
+            let kid = kid
+                .as_str()
+                .ok_or(DocumentError::Shape("revoked_kids[] entry is not a string"))?;
+            revoked_kids.insert(kid.to_owned());
+        }
+        Ok(Self {
+            issuer: opt_str(obj, "issuer", "issuer is not a string")?.map(str::to_owned),
+            updated,
+            next_update,
+            revoked_kids,
+            signed,
+        })
+    }
+}
+
+/// Parses an RFC 3339 `date-time` (`2026-04-18T14:15:00Z`, optional
+/// fraction, `Z` or `±hh:mm`) to Unix seconds.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20 || b.len() > 40 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(r)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(part).ok()?.parse().ok()
+    };
+    let sep = |i: usize, c: &[u8]| b.get(i).is_some_and(|x| c.contains(x));
+    if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"Tt") && sep(13, b":") && sep(16, b":")) {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut i = 19;
+    if sep(i, b".") {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+    }
+    let offset = match b.get(i)? {
+        b'Z' | b'z' if i + 1 == b.len() => 0,
+        b'+' | b'-' if i + 6 == b.len() && sep(i + 3, b":") => {
+            let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let o = oh * 3600 + om * 60;
+            if b[i] == b'+' {
+                o
+            } else {
+                -o
+            }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day);
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second.min(59) - offset)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn brand_json_variants() {
+        let doc =
+            br#"{"agents":[{"url":"https://s.example/mcp","jwks_uri":"https://k.example/jwks.json","type":"sales"}],
+            "authorized_operators":[{"domain":"ops.example"}]}"#;
+        let BrandJson::Document(d) = BrandJson::parse(doc).unwrap() else {
+            panic!()
+        };
+        assert_eq!(d.agents.len(), 1);
+        assert_eq!(d.authorized_operators, ["ops.example"]);
+        assert_eq!(
+            d.agent("https://s.example/mcp").unwrap().agent_type.as_deref(),
+            Some("sales")
+        );
+        assert_eq!(d.agent("https://s.example/mcp/"), Err(AgentLookupError::NotFound));
+        assert_eq!(d.agent("http://s.example/mcp"), Err(AgentLookupError::NotFound));
+        assert_eq!(d.agent("https://S.example/mcp"), Err(AgentLookupError::NotFound));
+
+        assert_eq!(
+            BrandJson::parse(br#"{"authoritative_location":"https://cdn.example/brand.json"}"#).unwrap(),
+            BrandJson::AuthoritativeLocation("https://cdn.example/brand.json".into())
+        );
+        assert_eq!(
+            BrandJson::parse(br#"{"house":"house.example"}"#).unwrap(),
+            BrandJson::HouseRedirect("house.example".into())
+        );
+        let portfolio = br#"{"house":{"domain":"house.example","name":"H"},"brands":[],"agents":[]}"#;
+        assert!(matches!(BrandJson::parse(portfolio).unwrap(), BrandJson::Document(_)));
+    }
+
+    #[test]
+    fn brand_json_strictness() {
+        let dup = br#"{"agents":[{"url":"https://a.example/","url":"https://evil.example/"}]}"#;
+        assert!(matches!(BrandJson::parse(dup), Err(DocumentError::StrictJson(_))));
+        assert!(matches!(BrandJson::parse(b"[]"), Err(DocumentError::Shape(_))));
+        assert!(matches!(
+            BrandJson::parse(br#"{"agents":{}}"#),
+            Err(DocumentError::Shape(_))
+        ));
+        assert!(matches!(
+            BrandJson::parse(br#"{"agents":[{"jwks_uri":"x"}]}"#),
+            Err(DocumentError::Shape(_))
+        ));
+        assert!(matches!(
+            BrandJson::parse(br#"{"agents":[{"url":1}]}"#),
+            Err(DocumentError::Shape(_))
+        ));
+        let big = vec![b' '; MAX_BRAND_JSON_BYTES + 1];
+        assert_eq!(
+            BrandJson::parse(&big),
+            Err(DocumentError::TooLarge {
+                limit: MAX_BRAND_JSON_BYTES
+            })
+        );
+        let two = br#"{"agents":[{"url":"https://a.example/"},{"url":"https://a.example/"}]}"#;
+        let BrandJson::Document(d) = BrandJson::parse(two).unwrap() else {
+            panic!()
+        };
+        assert_eq!(d.agent("https://a.example/"), Err(AgentLookupError::Ambiguous));
+    }
+
+    #[test]
+    fn default_jwks_url_is_at_agent_origin() {
+        let a = BrandAgent {
+            url: "https://s.example:8443/a/mcp".into(),
+            jwks_uri: None,
+            agent_type: None,
+        };
+        assert_eq!(
+            a.jwks_url().unwrap().as_str(),
+            "https://s.example:8443/.well-known/jwks.json"
+        );
+    }
+
+    #[test]
+    fn jwks_duplicate_member_names_rejected() {
+        let dup = br#"{"keys":[],"keys":[]}"#;
+        assert!(matches!(parse_jwks(dup), Err(DocumentError::StrictJson(_))));
+        let big = vec![b' '; MAX_JWKS_BYTES + 1];
+        assert!(matches!(parse_jwks(&big), Err(DocumentError::TooLarge { .. })));
+        assert!(parse_jwks(br#"{"keys":[]}"#).is_ok());
+    }
+
+    #[test]
+    fn revocation_list_parses() {
+        let l = RevocationList::parse(
+            br#"{"version":1,"issuer":"https://s.example","updated":"2026-04-18T14:00:00Z",
+                "next_update":"2026-04-18T14:15:00Z","revoked_kids":["k-old"],"revoked_jtis":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(l.next_update, 1_776_521_700);
+        assert_eq!(l.updated, Some(1_776_520_800));
+        assert!(l.revoked_kids.contains("k-old"));
+        assert!(RevocationList::parse(br#"{"revoked_kids":[]}"#).is_err());
+        assert!(RevocationList::parse(br#"{"next_update":"2026-04-18T14:15:00Z","revoked_kids":[1]}"#).is_err());
+        assert!(RevocationList::parse(
+            br#"{"next_update":"2026-04-18T14:15:00Z","revoked_kids":[],"revoked_kids":["x"]}"#
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339("2026-04-18T14:00:00.123Z"), Some(1_776_520_800));
+        assert_eq!(parse_rfc3339("2026-04-18T16:00:00+02:00"), Some(1_776_520_800));
+        assert_eq!(parse_rfc3339("2024-02-29T00:00:00Z"), Some(1_709_164_800));
+        for bad in [
+            "2026-02-30T00:00:00Z",
+            "2026-04-18 14:00:00Z",
+            "2026-04-18T14:00:00",
+            "2026-13-01T00:00:00Z",
+            "2026-04-18T24:00:00Z",
+            "2026-04-18T14:00:00.Z",
+            "+026-04-18T14:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = BrandJson::parse(&bytes);
+            let _ = parse_jwks(&bytes);
+            let _ = RevocationList::parse(&bytes);
+            let _ = RevocationList::parse_signed(&bytes, |_| None, true);
+        }
+
+        #[test]
+        fn rfc3339_never_panics(s in "[0-9T:Z+.-]{0,40}") {
+            let _ = parse_rfc3339(&s);
+        }
+
+        #[test]
+        fn rfc3339_roundtrip(secs in 0i64..4_102_444_800) {
+            let days = secs.div_euclid(86_400);
+            let rem = secs.rem_euclid(86_400);
+            // civil_from_days
+            let z = days + 719_468;
+            let era = z.div_euclid(146_097);
+            let doe = z - era * 146_097;
+            let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+            let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+            let mp = (5 * doy + 2) / 153;
+            let d = doy - (153 * mp + 2) / 5 + 1;
+            let m = if mp < 10 { mp + 3 } else { mp - 9 };
+            let y = yoe + era * 400 + i64::from(m <= 2);
+            let s = format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60);
+            prop_assert_eq!(parse_rfc3339(&s), Some(secs));
+        }
+    }
+}

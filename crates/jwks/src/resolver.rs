@@ -1,0 +1,523 @@
+//! [`HttpsKeyResolver`]: the webhook discovery chain with caching,
+//! kid-miss refetch, and revocation polling.
+
+use crate::documents::{
+    parse_jwks, AgentLookupError, BrandJson, DocumentError, RevocationList, MAX_BRAND_JSON_BYTES, MAX_JWKS_BYTES,
+    MAX_REVOCATION_LIST_BYTES,
+};
+use crate::fetch::{FetchConfig, FetchError, Fetcher};
+use adcp_sigbase::jwk::Jwks;
+use adcp_verify::keys::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus};
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, RwLock};
+use url::Url;
+
+/// Cooldown between two kid-miss refetches of one `jwks_uri` (spec: 30 s).
+pub const REFETCH_COOLDOWN_SECS: i64 = 30;
+/// Lower bound of the JWKS TTL and revocation polling interval (1 min).
+pub const POLL_FLOOR_SECS: i64 = 60;
+/// Upper bound of the JWKS TTL and revocation polling interval (30 min).
+pub const POLL_CEILING_SECS: i64 = 30 * 60;
+/// Negative results (fetch failures) are cached at most this long (60 s).
+pub const NEGATIVE_TTL_SECS: i64 = 60;
+/// Revocation grace multiplier: stale after `next_update + 4 × interval`.
+pub const GRACE_INTERVALS: i64 = 4;
+
+/// A discovery failure, typed, with the spec code it maps to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiscoveryError {
+    /// A URL in the chain failed the SSRF guard (`*_jwks_untrusted`).
+    Untrusted(String),
+    /// A fetch failed transiently (`*_jwks_unavailable`).
+    Unavailable(String),
+    /// brand.json or the JWKS is malformed (`*_jwks_unavailable`: the
+    /// operator can fix it, so it is not cached for long).
+    Malformed(String),
+    /// No `agents[]` entry byte-equals the agent URL
+    /// (`*_agent_not_in_brand_json`).
+    AgentNotInBrandJson,
+    /// Several `agents[]` entries byte-equal it (`*_brand_json_ambiguous`).
+    BrandJsonAmbiguous,
+    /// brand.json redirected more than once (`*_jwks_untrusted`).
+    RedirectChain,
+}
+
+impl DiscoveryError {
+    /// The spec error code under `prefix` (`"webhook"` or `"request"`).
+    pub fn code(&self, prefix: &str) -> String {
+        let suffix = match self {
+            DiscoveryError::Untrusted(_) | DiscoveryError::RedirectChain => "jwks_untrusted",
+            DiscoveryError::Unavailable(_) | DiscoveryError::Malformed(_) => "jwks_unavailable",
+            DiscoveryError::AgentNotInBrandJson => "agent_not_in_brand_json",
+            DiscoveryError::BrandJsonAmbiguous => "brand_json_ambiguous",
+        };
+        format!("{prefix}_signature_{suffix}")
+    }
+
+    /// The verifier-facing [`ResolveError`]: permanent chain failures are
+    /// `Untrusted`, transient ones `Unavailable`.
+    pub fn to_resolve_error(&self) -> ResolveError {
+        match self {
+            DiscoveryError::Unavailable(_) | DiscoveryError::Malformed(_) => {
+                ResolveError::Unavailable(self.to_string())
+            }
+            _ => ResolveError::Untrusted(self.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for DiscoveryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DiscoveryError::Untrusted(d) => write!(f, "key source untrusted: {d}"),
+            DiscoveryError::Unavailable(d) => write!(f, "key source unavailable: {d}"),
+            DiscoveryError::Malformed(d) => write!(f, "key source malformed: {d}"),
+            DiscoveryError::AgentNotInBrandJson => f.write_str("agent URL not in brand.json agents[]"),
+            DiscoveryError::BrandJsonAmbiguous => f.write_str("agent URL matches several brand.json agents[]"),
+            DiscoveryError::RedirectChain => f.write_str("brand.json redirect chain refused"),
+        }
+    }
+}
+
+impl std::error::Error for DiscoveryError {}
+
+fn from_fetch(what: &str, e: FetchError) -> DiscoveryError {
+    match e {
+        FetchError::Untrusted(s) => DiscoveryError::Untrusted(format!("{what}: {s}")),
+        other => DiscoveryError::Unavailable(format!("{what}: {other}")),
+    }
+}
+
+fn from_doc(what: &str, e: DocumentError) -> DiscoveryError {
+    DiscoveryError::Malformed(format!("{what}: {e}"))
+}
+
+/// A clock in Unix seconds (injectable for tests).
+pub type UnixClock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+fn system_clock() -> UnixClock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    })
+}
+
+/// Builder for [`HttpsKeyResolver`].
+pub struct HttpsKeyResolverBuilder {
+    agent_url: String,
+    brand_json_url: Option<String>,
+    revocation_list_url: Option<String>,
+    allow_unsigned_revocation_list: bool,
+    jwks_ttl_secs: i64,
+    fetch: FetchConfig,
+    clock: UnixClock,
+}
+
+impl HttpsKeyResolverBuilder {
+    /// The brand.json location, when it is not `/.well-known/brand.json` at
+    /// the agent URL's host (the operator domain is a separate host).
+    pub fn brand_json_url(mut self, url: impl Into<String>) -> Self {
+        self.brand_json_url = Some(url.into());
+        self
+    }
+
+    /// The operator's revocation list. Without one, every key reports
+    /// [`RevocationStatus::Current`] — acceptable only where revocation is
+    /// handled elsewhere.
+    pub fn revocation_list_url(mut self, url: impl Into<String>) -> Self {
+        self.revocation_list_url = Some(url.into());
+        self
+    }
+
+    /// Accept a revocation list that is not a JWS (off by default: the spec
+    /// requires the list to be signed by a key of the same JWKS).
+    pub fn allow_unsigned_revocation_list(mut self, allow: bool) -> Self {
+        self.allow_unsigned_revocation_list = allow;
+        self
+    }
+
+    /// The JWKS cache TTL before the revocation bound (default 5 min;
+    /// always clamped to `[1 min, 30 min]` and to the revocation polling
+    /// interval).
+    pub fn jwks_ttl_secs(mut self, secs: i64) -> Self {
+        self.jwks_ttl_secs = secs;
+        self
+    }
+
+    /// Fetcher settings (SSRF policy, resolver, trust roots, deadlines).
+    pub fn fetch_config(mut self, config: FetchConfig) -> Self {
+        self.fetch = config;
+        self
+    }
+
+    /// The clock (Unix seconds) used for TTLs and cooldowns.
+    pub fn clock(mut self, clock: UnixClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Validates the configured URLs and builds the resolver.
+    ///
+    /// # Errors
+    ///
+    /// [`DiscoveryError::Untrusted`] when a configured URL fails the SSRF
+    /// guard; [`DiscoveryError::Unavailable`] when the client cannot be built.
+    pub fn build(self) -> Result<HttpsKeyResolver, DiscoveryError> {
+        let fetcher = Fetcher::new(self.fetch).map_err(|e| from_fetch("client", e))?;
+        let policy = fetcher.policy().clone();
+        let agent = policy
+            .check_url(&self.agent_url)
+            .map_err(|e| DiscoveryError::Untrusted(format!("agent url: {e}")))?;
+        let brand_json_url = match self.brand_json_url {
+            Some(u) => policy.check_url(&u),
+            None => policy.check_parsed_url(&agent).and_then(|()| {
+                agent
+                    .join("/.well-known/brand.json")
+                    .map_err(|_| crate::ssrf::SsrfError::InvalidUrl)
+            }),
+        }
+        .map_err(|e| DiscoveryError::Untrusted(format!("brand.json url: {e}")))?;
+        let revocation_list_url = self
+            .revocation_list_url
+            .map(|u| policy.check_url(&u))
+            .transpose()
+            .map_err(|e| DiscoveryError::Untrusted(format!("revocation list url: {e}")))?;
+        Ok(HttpsKeyResolver {
+            inner: Arc::new(Inner {
+                agent_url: self.agent_url,
+                brand_json_url,
+                revocation_list_url,
+                allow_unsigned: self.allow_unsigned_revocation_list,
+                jwks_ttl_secs: self.jwks_ttl_secs,
+                fetcher,
+                clock: self.clock,
+                snapshot: RwLock::new(None),
+                refresh: tokio::sync::Mutex::new(RefreshState::default()),
+                revocation: tokio::sync::Mutex::new(RevocationState::default()),
+                fetches: std::sync::atomic::AtomicU64::new(0),
+            }),
+        })
+    }
+}
+
+/// One JWKS snapshot.
+struct Snapshot {
+    keys: HashMap<String, Arc<ResolvedKey>>,
+    jwks: Jwks,
+    jwks_uri: Url,
+    expires_at: i64,
+    generation: u64,
+}
+
+#[derive(Default)]
+struct RefreshState {
+    last_miss_refetch: Option<i64>,
+    negative: Option<(i64, DiscoveryError)>,
+    generation: u64,
+}
+
+#[derive(Default)]
+struct RevocationState {
+    list: Option<RevocationList>,
+    fetched_at: i64,
+    interval: i64,
+    last_failure: Option<i64>,
+}
+
+struct Inner {
+    agent_url: String,
+    brand_json_url: Url,
+    revocation_list_url: Option<Url>,
+    allow_unsigned: bool,
+    jwks_ttl_secs: i64,
+    fetcher: Fetcher,
+    clock: UnixClock,
+    snapshot: RwLock<Option<Arc<Snapshot>>>,
+    refresh: tokio::sync::Mutex<RefreshState>,
+    revocation: tokio::sync::Mutex<RevocationState>,
+    fetches: std::sync::atomic::AtomicU64,
+}
+
+/// A [`KeyResolver`] for one seller agent, over HTTPS: agent URL →
+/// brand.json (one `authoritative_location` / `house` redirect at most) →
+/// the `agents[]` entry whose `url` byte-equals the agent URL → its
+/// `jwks_uri` (default `/.well-known/jwks.json` at the agent's origin).
+///
+/// - A cached key costs one `RwLock` read and one hash lookup.
+/// - On a kid miss the JWKS is refetched immediately, then at most once per
+///   [`REFETCH_COOLDOWN_SECS`]; concurrent misses wait for one fetch.
+/// - The snapshot expires after the JWKS TTL, itself bounded by the
+///   revocation polling interval; a failed chain is remembered for at most
+///   [`NEGATIVE_TTL_SECS`].
+/// - The revocation list is polled on `next_update` (clamped to
+///   `[1 min, 30 min]`); without a refresh by `next_update + 4 × interval`
+///   the status is [`RevocationStatus::Stale`].
+#[derive(Clone)]
+pub struct HttpsKeyResolver {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for HttpsKeyResolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpsKeyResolver")
+            .field("agent_url", &self.inner.agent_url)
+            .field("brand_json_url", &self.inner.brand_json_url.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpsKeyResolver {
+    /// Starts a builder for the seller agent `agent_url` (used byte-for-byte
+    /// to match `agents[].url`).
+    pub fn builder(agent_url: impl Into<String>) -> HttpsKeyResolverBuilder {
+        HttpsKeyResolverBuilder {
+            agent_url: agent_url.into(),
+            brand_json_url: None,
+            revocation_list_url: None,
+            allow_unsigned_revocation_list: false,
+            jwks_ttl_secs: 5 * 60,
+            fetch: FetchConfig::default(),
+            clock: system_clock(),
+        }
+    }
+
+    /// The agent URL this resolver serves.
+    pub fn agent_url(&self) -> &str {
+        &self.inner.agent_url
+    }
+
+    /// The `jwks_uri` of the current snapshot, if any.
+    pub fn jwks_uri(&self) -> Option<Url> {
+        self.current().map(|s| s.jwks_uri.clone())
+    }
+
+    /// The current JWKS snapshot, if any.
+    pub fn jwks(&self) -> Option<Jwks> {
+        self.current().map(|s| s.jwks.clone())
+    }
+
+    /// How many HTTP fetches this resolver has started (all documents).
+    pub fn fetch_count(&self) -> u64 {
+        self.inner.fetches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn current(&self) -> Option<Arc<Snapshot>> {
+        self.inner.snapshot.read().ok().and_then(|g| g.clone())
+    }
+
+    async fn get(&self, url: &Url, cap: usize) -> Result<Vec<u8>, FetchError> {
+        self.inner.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.fetcher.get(url, cap).await
+    }
+
+    /// Resolves `keyid` with typed errors ([`KeyResolver::resolve`] maps
+    /// them to [`ResolveError`]).
+    ///
+    /// # Errors
+    ///
+    /// [`DiscoveryError`] when the chain cannot be resolved.
+    pub async fn resolve_typed(&self, keyid: &str) -> Result<Option<Arc<ResolvedKey>>, DiscoveryError> {
+        let now = (self.inner.clock)();
+        let seen = match self.current() {
+            Some(s) if now < s.expires_at => {
+                if let Some(k) = s.keys.get(keyid) {
+                    return Ok(Some(Arc::clone(k)));
+                }
+                Some(s.generation)
+            }
+            _ => None,
+        };
+        let mut state = self.inner.refresh.lock().await;
+        let now = (self.inner.clock)();
+        let snapshot = self.current().filter(|s| now < s.expires_at);
+        if let Some(s) = &snapshot {
+            if let Some(k) = s.keys.get(keyid) {
+                return Ok(Some(Arc::clone(k)));
+            }
+            if seen != Some(s.generation) {
+                // Someone refreshed while we waited: that was our refetch.
+                return Ok(None);
+            }
+            if state
+                .last_miss_refetch
+                .is_some_and(|t| now.saturating_sub(t) < REFETCH_COOLDOWN_SECS)
+            {
+                return Ok(None);
+            }
+            state.last_miss_refetch = Some(now);
+        } else if let Some((at, err)) = &state.negative {
+            if now.saturating_sub(*at) < NEGATIVE_TTL_SECS {
+                return Err(err.clone());
+            }
+        }
+        match self.fetch_chain().await {
+            Ok((jwks_uri, jwks, parsed)) => {
+                state.negative = None;
+                state.generation = state.generation.wrapping_add(1);
+                let ttl = self.ttl().await;
+                let mut keys = HashMap::new();
+                if let Some(arr) = jwks.get("keys").and_then(|k| k.as_array()) {
+                    for jwk in arr {
+                        if let Some(key) = ResolvedKey::from_jwk_json(jwk, self.inner.agent_url.clone()) {
+                            keys.insert(key.kid().to_owned(), Arc::new(key));
+                        }
+                    }
+                }
+                let found = keys.get(keyid).cloned();
+                let snap = Arc::new(Snapshot {
+                    keys,
+                    jwks: parsed,
+                    jwks_uri,
+                    expires_at: now.saturating_add(ttl),
+                    generation: state.generation,
+                });
+                if let Ok(mut g) = self.inner.snapshot.write() {
+                    *g = Some(snap);
+                }
+                Ok(found)
+            }
+            Err(e) => {
+                state.negative = Some((now, e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    /// The JWKS TTL: configured TTL, bounded by the revocation polling
+    /// interval, clamped to `[1 min, 30 min]`.
+    async fn ttl(&self) -> i64 {
+        let mut ttl = self.inner.jwks_ttl_secs;
+        if self.inner.revocation_list_url.is_some() {
+            let rev = self.inner.revocation.lock().await;
+            if rev.list.is_some() {
+                ttl = ttl.min(rev.interval);
+            }
+        }
+        ttl.clamp(POLL_FLOOR_SECS, POLL_CEILING_SECS)
+    }
+
+    async fn fetch_chain(&self) -> Result<(Url, serde_json::Value, Jwks), DiscoveryError> {
+        let mut url = self.inner.brand_json_url.clone();
+        let mut redirected = false;
+        let doc = loop {
+            let body = self
+                .get(&url, MAX_BRAND_JSON_BYTES)
+                .await
+                .map_err(|e| from_fetch("brand.json", e))?;
+            let next = match BrandJson::parse(&body).map_err(|e| from_doc("brand.json", e))? {
+                BrandJson::Document(d) => break d,
+                BrandJson::AuthoritativeLocation(loc) => loc,
+                BrandJson::HouseRedirect(domain) => format!("https://{domain}/.well-known/brand.json"),
+            };
+            if redirected {
+                return Err(DiscoveryError::RedirectChain);
+            }
+            redirected = true;
+            url = self
+                .inner
+                .fetcher
+                .policy()
+                .check_url(&next)
+                .map_err(|e| DiscoveryError::Untrusted(format!("brand.json redirect: {e}")))?;
+        };
+        let agent = doc.agent(&self.inner.agent_url).map_err(|e| match e {
+            AgentLookupError::NotFound => DiscoveryError::AgentNotInBrandJson,
+            AgentLookupError::Ambiguous => DiscoveryError::BrandJsonAmbiguous,
+        })?;
+        let jwks_uri = agent.jwks_url().map_err(|e| from_doc("brand.json", e))?;
+        self.inner
+            .fetcher
+            .policy()
+            .check_parsed_url(&jwks_uri)
+            .map_err(|e| DiscoveryError::Untrusted(format!("jwks_uri: {e}")))?;
+        let body = self
+            .get(&jwks_uri, MAX_JWKS_BYTES)
+            .await
+            .map_err(|e| from_fetch("jwks", e))?;
+        let (value, parsed) = parse_jwks(&body).map_err(|e| from_doc("jwks", e))?;
+        Ok((jwks_uri, value, parsed))
+    }
+
+    /// Revocation status of `kid` at `now` (Unix seconds), polling the list
+    /// when due.
+    ///
+    /// # Errors
+    ///
+    /// None today: fetch failures turn into [`RevocationStatus::Stale`] once
+    /// the grace has passed (fail closed), and the last good list is used
+    /// until then.
+    pub async fn revocation_status_typed(&self, kid: &str, now: i64) -> Result<RevocationStatus, DiscoveryError> {
+        let Some(url) = &self.inner.revocation_list_url else {
+            return Ok(RevocationStatus::Current);
+        };
+        let mut rev = self.inner.revocation.lock().await;
+        let due = match &rev.list {
+            None => true,
+            Some(_) => now >= rev.fetched_at.saturating_add(rev.interval),
+        };
+        let backing_off = rev
+            .last_failure
+            .is_some_and(|t| now.saturating_sub(t) < NEGATIVE_TTL_SECS.min(POLL_FLOOR_SECS));
+        if due && !backing_off {
+            match self.fetch_revocation(url).await {
+                Ok(list) => {
+                    let interval = list
+                        .next_update
+                        .saturating_sub(now)
+                        .clamp(POLL_FLOOR_SECS, POLL_CEILING_SECS);
+                    rev.interval = interval;
+                    rev.fetched_at = now;
+                    rev.list = Some(list);
+                    rev.last_failure = None;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "revocation list refresh failed");
+                    rev.last_failure = Some(now);
+                }
+            }
+        }
+        let Some(list) = &rev.list else {
+            return Ok(RevocationStatus::Stale);
+        };
+        if list.revoked_kids.contains(kid) {
+            return Ok(RevocationStatus::Revoked);
+        }
+        let next = rev.fetched_at.saturating_add(rev.interval);
+        let deadline = next.saturating_add(GRACE_INTERVALS.saturating_mul(rev.interval));
+        if now > deadline {
+            return Ok(RevocationStatus::Stale);
+        }
+        Ok(RevocationStatus::Current)
+    }
+
+    async fn fetch_revocation(&self, url: &Url) -> Result<RevocationList, DiscoveryError> {
+        let body = self
+            .get(url, MAX_REVOCATION_LIST_BYTES)
+            .await
+            .map_err(|e| from_fetch("revocation list", e))?;
+        let snapshot = self.current();
+        let key_for = |kid: &str| snapshot.as_ref().and_then(|s| s.jwks.key(kid));
+        RevocationList::parse_signed(&body, key_for, self.inner.allow_unsigned)
+            .map_err(|e| from_doc("revocation list", e))
+    }
+}
+
+#[async_trait]
+impl KeyResolver for HttpsKeyResolver {
+    async fn resolve(&self, keyid: &str) -> Result<Option<Arc<ResolvedKey>>, ResolveError> {
+        self.resolve_typed(keyid).await.map_err(|e| {
+            tracing::warn!(agent = %self.inner.agent_url, error = %e, "key discovery failed");
+            e.to_resolve_error()
+        })
+    }
+
+    async fn revocation_status(&self, key: &ResolvedKey, now: i64) -> Result<RevocationStatus, ResolveError> {
+        self.revocation_status_typed(key.kid(), now)
+            .await
+            .map_err(|e| e.to_resolve_error())
+    }
+}

@@ -1,0 +1,544 @@
+//! Integration tests against real local HTTPS servers (test CA minted at
+//! test time with rcgen). Only loopback is contacted, through the
+//! explicitly test-only SSRF exception.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use adcp_jwks::{
+    DiscoveryError, FetchConfig, FetchError, Fetcher, HttpsKeyResolver, SsrfPolicy, StaticDnsResolver, TrustRoots,
+};
+use adcp_sigbase::crypto::SigningKey;
+use adcp_sigbase::jwk::Jwk;
+use adcp_verify::keys::{KeyResolver, RevocationStatus};
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[derive(Clone)]
+struct Resp {
+    status: u16,
+    body: Vec<u8>,
+    extra: String,
+    delay: Duration,
+}
+
+fn ok(body: impl Into<Vec<u8>>) -> Resp {
+    Resp {
+        status: 200,
+        body: body.into(),
+        extra: String::new(),
+        delay: Duration::ZERO,
+    }
+}
+
+struct Server {
+    port: u16,
+    ca_der: Vec<u8>,
+    routes: Arc<Mutex<HashMap<String, Resp>>>,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Server {
+    async fn start() -> Self {
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let leaf_params =
+            rcgen::CertificateParams::new(vec!["seller.example".to_owned(), "keys.example".to_owned()]).unwrap();
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf = leaf_params.signed_by(&leaf_key, &ca, &ca_key).unwrap();
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![leaf.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+            )
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let routes: Arc<Mutex<HashMap<String, Resp>>> = Arc::default();
+        let hits: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let (r, h) = (routes.clone(), hits.clone());
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, r, h) = (acceptor.clone(), r.clone(), h.clone());
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 8192 {
+                        match tls.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&buf).to_string();
+                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    *h.lock().unwrap().entry(path.clone()).or_default() += 1;
+                    let resp = r.lock().unwrap().get(&path).cloned().unwrap_or(Resp {
+                        status: 404,
+                        body: b"{}".to_vec(),
+                        extra: String::new(),
+                        delay: Duration::ZERO,
+                    });
+                    tokio::time::sleep(resp.delay).await;
+                    let out = format!(
+                        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
+                        resp.status,
+                        resp.body.len(),
+                        resp.extra
+                    );
+                    let _ = tls.write_all(out.as_bytes()).await;
+                    let _ = tls.write_all(&resp.body).await;
+                    let _ = tls.shutdown().await;
+                });
+            }
+        });
+        Self {
+            port,
+            ca_der: ca.der().to_vec(),
+            routes,
+            hits,
+        }
+    }
+
+    fn set(&self, path: &str, resp: Resp) {
+        self.routes.lock().unwrap().insert(path.to_owned(), resp);
+    }
+
+    fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+
+    fn url(&self, host: &str, path: &str) -> String {
+        format!("https://{host}:{}{path}", self.port)
+    }
+
+    fn fetch_config(&self) -> FetchConfig {
+        FetchConfig {
+            policy: SsrfPolicy::new().dangerously_allow_loopback_for_tests(),
+            resolver: Arc::new(
+                StaticDnsResolver::new()
+                    .with("seller.example", [IpAddr::V4(Ipv4Addr::LOCALHOST)])
+                    .with("keys.example", [IpAddr::V4(Ipv4Addr::LOCALHOST)]),
+            ),
+            roots: TrustRoots::Custom(vec![self.ca_der.clone()]),
+            connect_timeout: Duration::from_secs(2),
+            total_timeout: Duration::from_millis(1500),
+        }
+    }
+}
+
+fn key(kid: &str) -> serde_json::Value {
+    let signer = SigningKey::generate_ed25519().unwrap();
+    let mut v = Jwk::from_signing_key(&signer, kid).unwrap().to_public_json();
+    v["adcp_use"] = "request-signing".into();
+    v["use"] = "sig".into();
+    v["key_ops"] = serde_json::json!(["verify"]);
+    v
+}
+
+fn jwks(keys: Vec<serde_json::Value>) -> Vec<u8> {
+    serde_json::json!({ "keys": keys }).to_string().into_bytes()
+}
+
+struct Fixture {
+    server: Server,
+    clock: Arc<AtomicI64>,
+    agent: String,
+}
+
+const T0: i64 = 1_776_520_800;
+
+async fn fixture() -> Fixture {
+    let server = Server::start().await;
+    let agent = server.url("seller.example", "/mcp");
+    let brand = serde_json::json!({
+        "agents": [{"url": agent, "type": "sales", "jwks_uri": server.url("keys.example", "/jwks.json")}]
+    });
+    server.set("/.well-known/brand.json", ok(brand.to_string()));
+    server.set("/jwks.json", ok(jwks(vec![key("k1")])));
+    Fixture {
+        server,
+        clock: Arc::new(AtomicI64::new(T0)),
+        agent,
+    }
+}
+
+impl Fixture {
+    fn resolver(&self) -> HttpsKeyResolver {
+        let clock = self.clock.clone();
+        HttpsKeyResolver::builder(self.agent.clone())
+            .fetch_config(self.server.fetch_config())
+            .revocation_list_url(self.server.url("seller.example", "/revocations.json"))
+            .allow_unsigned_revocation_list(true)
+            .clock(Arc::new(move || clock.load(Ordering::SeqCst)))
+            .build()
+            .unwrap()
+    }
+
+    fn advance(&self, secs: i64) -> i64 {
+        self.clock.fetch_add(secs, Ordering::SeqCst) + secs
+    }
+}
+
+fn revocations(next_update: i64, revoked: &[&str]) -> Resp {
+    let ts = |t: i64| {
+        let secs = t - T0;
+        // T0 is 2026-04-18T14:00:00Z; tests stay within that day.
+        format!(
+            "2026-04-18T{:02}:{:02}:{:02}Z",
+            14 + secs / 3600,
+            secs % 3600 / 60,
+            secs % 60
+        )
+    };
+    ok(serde_json::json!({"version": 1, "next_update": ts(next_update), "revoked_kids": revoked}).to_string())
+}
+
+#[tokio::test]
+async fn happy_path_and_cached_resolution() {
+    let f = fixture().await;
+    let r = f.resolver();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(k.agent_url(), f.agent);
+    assert_eq!(k.adcp_use(), Some("request-signing"));
+    assert!(k.key().is_ok());
+    assert_eq!(
+        r.jwks_uri().unwrap().as_str(),
+        f.server.url("keys.example", "/jwks.json")
+    );
+    let before = f.server.hits("/jwks.json");
+    for _ in 0..10 {
+        assert!(r.resolve("k1").await.unwrap().is_some());
+    }
+    assert_eq!(f.server.hits("/jwks.json"), before, "cached keys cost no fetch");
+    assert_eq!(f.server.hits("/.well-known/brand.json"), 1);
+}
+
+#[tokio::test]
+async fn rotation_miss_refetch_then_cooldown() {
+    let f = fixture().await;
+    let r = f.resolver();
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    // Rotation: k2 published; first miss refetches immediately.
+    f.server.set("/jwks.json", ok(jwks(vec![key("k1"), key("k2")])));
+    f.advance(5);
+    assert!(r.resolve("k2").await.unwrap().is_some());
+    assert_eq!(f.server.hits("/jwks.json"), 2);
+    // An unknown kid: one refetch...
+    f.advance(40);
+    assert!(r.resolve("k3").await.unwrap().is_none());
+    assert_eq!(f.server.hits("/jwks.json"), 3);
+    // ...then a second unknown kid within 30 s makes no request.
+    f.advance(10);
+    assert!(r.resolve("k4").await.unwrap().is_none());
+    assert_eq!(f.server.hits("/jwks.json"), 3);
+    // After the cooldown, refetch again.
+    f.advance(31);
+    assert!(r.resolve("k4").await.unwrap().is_none());
+    assert_eq!(f.server.hits("/jwks.json"), 4);
+}
+
+#[tokio::test]
+async fn concurrent_misses_coalesce() {
+    let f = fixture().await;
+    let r = f.resolver();
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let r = r.clone();
+            tokio::spawn(async move { r.resolve("k1").await })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.unwrap().unwrap().is_some());
+    }
+    assert_eq!(f.server.hits("/jwks.json"), 1);
+}
+
+#[tokio::test]
+async fn ttl_is_bounded_by_revocation_interval() {
+    let f = fixture().await;
+    f.server.set("/revocations.json", revocations(T0 + 120, &[]));
+    let r = f.resolver();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Current);
+    f.advance(130);
+    // The first snapshot was taken before the list: 5 min TTL still.
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    f.advance(200);
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    assert_eq!(f.server.hits("/jwks.json"), 2, "expired after the 5 min default TTL");
+    // Now the interval (120 s) bounds the TTL.
+    f.advance(125);
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    assert_eq!(f.server.hits("/jwks.json"), 3);
+}
+
+#[tokio::test]
+async fn revoked_and_stale() {
+    let f = fixture().await;
+    f.server.set("/revocations.json", revocations(T0 + 60, &["k1"]));
+    let r = f.resolver();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Revoked);
+
+    let f = fixture().await;
+    f.server.set("/revocations.json", revocations(T0 + 60, &[]));
+    let r = f.resolver();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Current);
+    // The endpoint goes down.
+    f.server.set(
+        "/revocations.json",
+        Resp {
+            status: 503,
+            ..ok("{}")
+        },
+    );
+    // Within next_update + 4 × 60 s: last good list still used.
+    assert_eq!(
+        r.revocation_status(&k, T0 + 200).await.unwrap(),
+        RevocationStatus::Current
+    );
+    assert_eq!(
+        r.revocation_status(&k, T0 + 301).await.unwrap(),
+        RevocationStatus::Stale
+    );
+    // Never fetched: stale (fail closed).
+    let f = fixture().await;
+    let r = f.resolver();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Stale);
+}
+
+#[tokio::test]
+async fn unsigned_list_refused_by_default() {
+    let f = fixture().await;
+    f.server.set("/revocations.json", revocations(T0 + 60, &[]));
+    let clock = f.clock.clone();
+    let r = HttpsKeyResolver::builder(f.agent.clone())
+        .fetch_config(f.server.fetch_config())
+        .revocation_list_url(f.server.url("seller.example", "/revocations.json"))
+        .clock(Arc::new(move || clock.load(Ordering::SeqCst)))
+        .build()
+        .unwrap();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Stale);
+}
+
+#[tokio::test]
+async fn byte_inequal_agent_url_and_duplicate_keys_rejected() {
+    let f = fixture().await;
+    for variant in [format!("{}/", f.agent), f.agent.replace("https://", "http://")] {
+        let brand =
+            serde_json::json!({"agents": [{"url": variant, "jwks_uri": f.server.url("keys.example", "/jwks.json")}]});
+        f.server.set("/.well-known/brand.json", ok(brand.to_string()));
+        let r = f.resolver();
+        let err = r.resolve_typed("k1").await.unwrap_err();
+        assert_eq!(err, DiscoveryError::AgentNotInBrandJson);
+        assert_eq!(err.code("webhook"), "webhook_signature_agent_not_in_brand_json");
+    }
+    let dup = format!(r#"{{"agents":[{{"url":"{0}","url":"{0}"}}]}}"#, f.agent);
+    f.server.set("/.well-known/brand.json", ok(dup));
+    let err = f.resolver().resolve_typed("k1").await.unwrap_err();
+    assert!(matches!(err, DiscoveryError::Malformed(_)), "{err:?}");
+    assert_eq!(err.code("webhook"), "webhook_signature_jwks_unavailable");
+}
+
+#[tokio::test]
+async fn authoritative_location_followed_once() {
+    let f = fixture().await;
+    let real = serde_json::json!({
+        "agents": [{"url": f.agent, "jwks_uri": f.server.url("keys.example", "/jwks.json")}]
+    });
+    f.server.set("/real/brand.json", ok(real.to_string()));
+    let pointer = serde_json::json!({"authoritative_location": f.server.url("seller.example", "/real/brand.json")});
+    f.server.set("/.well-known/brand.json", ok(pointer.to_string()));
+    assert!(f.resolver().resolve("k1").await.unwrap().is_some());
+    // A second pointer is a chain: refused.
+    let pointer2 = serde_json::json!({"authoritative_location": f.server.url("seller.example", "/real/brand.json")});
+    f.server.set("/real/brand.json", ok(pointer2.to_string()));
+    let err = f.resolver().resolve_typed("k1").await.unwrap_err();
+    assert_eq!(err, DiscoveryError::RedirectChain);
+    assert_eq!(err.code("webhook"), "webhook_signature_jwks_untrusted");
+}
+
+#[tokio::test]
+async fn redirects_refused_and_negative_cache() {
+    let f = fixture().await;
+    f.server.set(
+        "/jwks.json",
+        Resp {
+            status: 302,
+            extra: format!("Location: {}\r\n", f.server.url("keys.example", "/other.json")),
+            ..ok("")
+        },
+    );
+    f.server.set("/other.json", ok(jwks(vec![key("k1")])));
+    let r = f.resolver();
+    let err = r.resolve_typed("k1").await.unwrap_err();
+    assert!(matches!(err, DiscoveryError::Unavailable(_)), "{err:?}");
+    assert_eq!(f.server.hits("/other.json"), 0);
+    // Negative result cached < 60 s, then retried.
+    f.server.set("/jwks.json", ok(jwks(vec![key("k1")])));
+    f.advance(30);
+    assert!(r.resolve_typed("k1").await.is_err());
+    assert_eq!(f.server.hits("/jwks.json"), 1);
+    f.advance(31);
+    assert!(r.resolve_typed("k1").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn oversize_and_slow_bodies() {
+    let f = fixture().await;
+    let fetcher = Fetcher::new(f.server.fetch_config()).unwrap();
+    f.server.set("/big", ok(vec![b' '; 70 * 1024]));
+    let url = url::Url::parse(&f.server.url("keys.example", "/big")).unwrap();
+    assert_eq!(
+        fetcher.get(&url, 64 * 1024).await,
+        Err(FetchError::TooLarge { limit: 64 * 1024 })
+    );
+    f.server.set(
+        "/slow",
+        Resp {
+            delay: Duration::from_secs(5),
+            ..ok("{}")
+        },
+    );
+    let url = url::Url::parse(&f.server.url("keys.example", "/slow")).unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(fetcher.get(&url, 1024).await, Err(FetchError::Timeout));
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn tls_is_verified() {
+    let f = fixture().await;
+    // Production trust roots do not include the test CA.
+    let mut config = f.server.fetch_config();
+    config.roots = TrustRoots::WebPki;
+    let fetcher = Fetcher::new(config).unwrap();
+    let url = url::Url::parse(&f.server.url("keys.example", "/jwks.json")).unwrap();
+    assert!(matches!(fetcher.get(&url, 1024).await, Err(FetchError::Transport(_))));
+    // A name not on the certificate.
+    let mut config = f.server.fetch_config();
+    config.resolver = Arc::new(StaticDnsResolver::new().with("other.example", [IpAddr::V4(Ipv4Addr::LOCALHOST)]));
+    let fetcher = Fetcher::new(config).unwrap();
+    let url = url::Url::parse(&f.server.url("other.example", "/jwks.json")).unwrap();
+    assert!(matches!(fetcher.get(&url, 1024).await, Err(FetchError::Transport(_))));
+    assert_eq!(f.server.hits("/jwks.json"), 0);
+}
+
+/// A DNS resolver that counts lookups and answers differently each time.
+struct Rebinding {
+    calls: AtomicUsize,
+    answers: Vec<Vec<IpAddr>>,
+}
+
+#[async_trait::async_trait]
+impl adcp_jwks::DnsResolver for Rebinding {
+    async fn lookup(&self, _host: &str) -> std::io::Result<Vec<IpAddr>> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(self.answers[n.min(self.answers.len() - 1)].clone())
+    }
+}
+
+#[tokio::test]
+async fn ssrf_refusals_make_no_connection() {
+    // A plain TCP listener on loopback counts every connection attempt.
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let a = accepted.clone();
+    tokio::spawn(async move {
+        while listener.accept().await.is_ok() {
+            a.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let private = |s: &str| -> IpAddr { s.parse().unwrap() };
+    let dns = StaticDnsResolver::new()
+        .with("loopback.example", [private("127.0.0.1")])
+        .with("mixed.example", [private("93.184.216.34"), private("127.0.0.1")])
+        .with("mapped.example", [private("::ffff:127.0.0.1")])
+        .with("metadata.example", [private("169.254.169.254")])
+        .with("private.example", [private("10.0.0.7")])
+        .with("empty.example", []);
+    let fetcher = Fetcher::new(FetchConfig {
+        resolver: Arc::new(dns),
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    let hosts = [
+        "loopback.example",
+        "mixed.example",
+        "mapped.example",
+        "metadata.example",
+        "private.example",
+        "empty.example",
+        "127.0.0.1",
+        "2130706433",
+        "0x7f000001",
+        "0177.0.0.1",
+        "127.1",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "0.0.0.0",
+        "169.254.169.254",
+        "[fd00:ec2::254]",
+    ];
+    for host in hosts {
+        let url = url::Url::parse(&format!("https://{host}:{port}/jwks.json")).unwrap();
+        let err = fetcher.get(&url, 1024).await.unwrap_err();
+        assert!(err.is_untrusted(), "{host}: {err:?}");
+    }
+    let http = url::Url::parse(&format!("http://localhost:{port}/")).unwrap();
+    assert!(fetcher.get(&http, 1024).await.unwrap_err().is_untrusted());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        0,
+        "no connection reached a reserved address"
+    );
+
+    // Rebinding: the first answer is reserved, so nothing connects, and the
+    // name is resolved exactly once per attempt (no second resolution).
+    let rebinding = Arc::new(Rebinding {
+        calls: AtomicUsize::new(0),
+        answers: vec![vec![private("10.1.2.3")], vec![private("127.0.0.1")]],
+    });
+    let fetcher = Fetcher::new(FetchConfig {
+        resolver: rebinding.clone(),
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    let url = url::Url::parse(&format!("https://rebind.example:{port}/")).unwrap();
+    assert!(fetcher.get(&url, 1024).await.unwrap_err().is_untrusted());
+    assert_eq!(rebinding.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(accepted.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn resolver_refuses_reserved_agent_urls_at_build() {
+    for agent in [
+        "https://127.0.0.1/mcp",
+        "http://seller.example/mcp",
+        "https://[::ffff:10.0.0.1]/",
+    ] {
+        let err = HttpsKeyResolver::builder(agent).build().unwrap_err();
+        assert_eq!(err.code("webhook"), "webhook_signature_jwks_untrusted");
+    }
+}

@@ -1,0 +1,618 @@
+//! The application idempotency keyspace: `(authenticated sender, idempotency_key)`.
+//!
+//! AdCP receivers MUST apply each webhook event exactly once, deduplicating on
+//! the verified sender identity and the payload's `idempotency_key` for at
+//! least 24 hours, in storage that survives restarts and is shared by every
+//! endpoint a sender can reach (`webhooks.mdx`, "Reliability").
+//!
+//! # States
+//!
+//! A record moves through these states; every transition is one atomic
+//! backend operation:
+//!
+//! ```text
+//!              claim (new key)                  complete(token)
+//!   absent ────────────────────▶ Claimed ─────────────────────────▶ Completed
+//!     ▲                          │  ▲  │                                 │
+//!     │      release(token)      │  │  │ claim after lease expiry        │
+//!     └──────────────────────────┘  └──┘ (takeover: attempt + 1,         │
+//!     ▲                                   new fencing token)             │
+//!     └────────────────────── window elapsed (expires_at < now) ─────────┘
+//! ```
+//!
+//! - **Claimed** — one receiver owns the event and is applying its side
+//!   effects. Claims of the same key answer [`ClaimOutcome::InProgress`]
+//!   (respond `503`, the sender retries) until the owner completes it.
+//! - **Lease expiry (crash recovery)** — a claim carries a lease
+//!   ([`IdempotencyConfig::lease_secs`]). If the owner crashes, nothing is
+//!   lost: the record stays *Claimed*, and the first claim after
+//!   `lease_expires_at` takes it over ([`ClaimOutcome::Claimed`] with
+//!   [`Claim::attempt`] > 1 and a new [`ClaimToken`]). The old owner's token
+//!   is fenced off: its [`IdempotencyStore::complete`] fails with
+//!   [`IdempotencyError::NotOwner`]. Side effects must therefore be
+//!   idempotent or keyed on the event, or the lease long enough to cover
+//!   them.
+//! - **Completed** — durably acknowledged; duplicates answer
+//!   [`ClaimOutcome::Completed`] (respond `2xx`, never `409`).
+//! - **Conflict** — the same key with a different payload fingerprint answers
+//!   [`ClaimOutcome::Conflict`] (respond `409`) in every state; the first
+//!   binding is kept.
+//! - **Expiry** — a record lives until `expires_at`, which is at least
+//!   [`IdempotencyConfig::window_secs`] after its latest claim or completion.
+//!   A window shorter than 24 h is refused at construction
+//!   ([`ConfigError::WindowTooShort`]).
+//! - **Caps** — at most [`IdempotencyConfig::per_sender_cap`] live records per
+//!   sender; at the cap, new keys answer [`ClaimOutcome::SenderCapReached`]
+//!   (respond `429`). Live records are never evicted.
+//!
+//! # Fail closed
+//!
+//! When the backend cannot answer (unreachable, timed out, disk full) every
+//! operation returns [`IdempotencyError::Unavailable`], which is retryable
+//! (respond `503`). A store never reports an event as new or as a duplicate by
+//! guess.
+
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// One idempotency key, scoped by the verified sender identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SenderKey<'a> {
+    /// The authenticated sender identity: the signer's `agents[]` entry URL
+    /// under RFC 9421, or the credential binding under legacy HMAC / Bearer.
+    /// Never the `keyid` (a key rotation must not reopen applied events) and
+    /// never a payload field.
+    pub sender: &'a str,
+    /// The payload's `idempotency_key`, byte for byte.
+    pub idempotency_key: &'a str,
+}
+
+/// A digest of the canonical payload (for example SHA-256 over its RFC 8785
+/// JCS form), bound to the key by the first claim. Backends store it
+/// verbatim; at most [`Fingerprint::MAX_LEN`] bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fingerprint<'a>(pub &'a [u8]);
+
+impl Fingerprint<'_> {
+    /// The longest fingerprint a store accepts (a SHA-512 digest).
+    pub const MAX_LEN: usize = 64;
+}
+
+impl fmt::Debug for Fingerprint<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint(")?;
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// The fencing token of one claim. It names the claim generation: a takeover
+/// after lease expiry issues a new token and the old one stops working.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClaimToken(pub i64);
+
+/// A successful claim: the caller owns the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Claim {
+    /// Pass to [`IdempotencyStore::complete`] or [`IdempotencyStore::release`].
+    pub token: ClaimToken,
+    /// 1 for the first claim; greater after takeovers of expired leases
+    /// (an earlier owner crashed or overran its lease).
+    pub attempt: u32,
+    /// Unix second after which another receiver may take the claim over.
+    pub lease_expires_at: i64,
+}
+
+/// Result of [`IdempotencyStore::claim`], with the HTTP answer the spec asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClaimOutcome {
+    /// The caller owns the event: apply side effects, then
+    /// [`complete`](IdempotencyStore::complete).
+    Claimed(Claim),
+    /// Another owner holds an unexpired lease: respond `503` (retryable).
+    InProgress {
+        /// When the current lease expires.
+        lease_expires_at: i64,
+    },
+    /// Already durably completed: respond `2xx` without reapplying.
+    Completed,
+    /// Same key, different payload fingerprint: respond `409`; the first
+    /// binding is kept.
+    Conflict,
+    /// The sender holds [`IdempotencyConfig::per_sender_cap`] live records:
+    /// respond `429`. Nothing was stored or evicted.
+    SenderCapReached,
+}
+
+/// The state of a stored record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RecordState {
+    /// Owned by a receiver applying side effects.
+    Claimed {
+        /// The current claim generation.
+        token: ClaimToken,
+        /// 1 for the first claim, more after takeovers.
+        attempt: u32,
+        /// When another receiver may take it over.
+        lease_expires_at: i64,
+    },
+    /// Durably completed.
+    Completed {
+        /// The token of the claim that completed it.
+        token: ClaimToken,
+        /// When it was completed (Unix seconds).
+        completed_at: i64,
+    },
+}
+
+/// A live record, as returned by [`IdempotencyStore::lookup`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyRecord {
+    /// Claimed or completed.
+    pub state: RecordState,
+    /// The fingerprint bound by the first claim.
+    pub fingerprint: Vec<u8>,
+    /// Unix second of the first claim.
+    pub created_at: i64,
+    /// Last Unix second at which the record is live (inclusive).
+    pub expires_at: i64,
+}
+
+/// Idempotency store settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IdempotencyConfig {
+    /// How long a record lives after its latest claim or completion
+    /// (seconds). At least [`MIN_WINDOW_SECS`](Self::MIN_WINDOW_SECS); set it
+    /// to the sender's `delivery_retry_horizon_seconds` when that is longer.
+    pub window_secs: i64,
+    /// How long a claim is exclusive before another receiver may take it
+    /// over (seconds). Longer than the slowest side effect you apply.
+    pub lease_secs: i64,
+    /// Most live records one sender may hold (the `429` bound).
+    pub per_sender_cap: u64,
+}
+
+impl IdempotencyConfig {
+    /// The spec's floor for the dedup window: 24 hours.
+    pub const MIN_WINDOW_SECS: i64 = 86_400;
+    /// Default lease: 60 seconds.
+    pub const DEFAULT_LEASE_SECS: i64 = 60;
+    /// Default per-sender cap: 1,000,000 live records.
+    pub const DEFAULT_PER_SENDER_CAP: u64 = 1_000_000;
+
+    /// Validated settings. Refuses a window under 24 h
+    /// ([`ConfigError::WindowTooShort`]) and a lease that is not positive or
+    /// longer than the window ([`ConfigError::InvalidLease`]).
+    pub fn new(window_secs: i64, lease_secs: i64, per_sender_cap: u64) -> Result<Self, ConfigError> {
+        let config = Self {
+            window_secs,
+            lease_secs,
+            per_sender_cap,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the invariants [`new`](Self::new) enforces (for settings built
+    /// as a struct literal). Every backend calls it at construction.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.window_secs < Self::MIN_WINDOW_SECS {
+            return Err(ConfigError::WindowTooShort {
+                window_secs: self.window_secs,
+            });
+        }
+        if self.lease_secs <= 0 || self.lease_secs > self.window_secs {
+            return Err(ConfigError::InvalidLease {
+                lease_secs: self.lease_secs,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Default for IdempotencyConfig {
+    /// 24 h window, 60 s lease, 1,000,000 records per sender.
+    fn default() -> Self {
+        Self {
+            window_secs: Self::MIN_WINDOW_SECS,
+            lease_secs: Self::DEFAULT_LEASE_SECS,
+            per_sender_cap: Self::DEFAULT_PER_SENDER_CAP,
+        }
+    }
+}
+
+/// Settings or a backend refused at construction.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The dedup window is shorter than the spec's 24 h floor.
+    #[error("idempotency window of {window_secs} s is shorter than the required 24 h")]
+    WindowTooShort {
+        /// The refused window.
+        window_secs: i64,
+    },
+    /// The lease is not positive or exceeds the window.
+    #[error("idempotency lease of {lease_secs} s must be positive and no longer than the window")]
+    InvalidLease {
+        /// The refused lease.
+        lease_secs: i64,
+    },
+    /// A store URL that names no supported backend, or a malformed one.
+    #[error("invalid store URL: {0}")]
+    Url(String),
+    /// The backend cannot hold the configured guarantees (for example a Redis
+    /// server that may evict keys), or could not be opened.
+    #[error("store backend refused: {0}")]
+    Backend(String),
+}
+
+/// An idempotency operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum IdempotencyError {
+    /// The backend could not answer (unreachable, timed out, full). Retryable:
+    /// respond `503`; nothing was decided.
+    #[error("idempotency store unavailable: {0}")]
+    Unavailable(String),
+    /// The token no longer owns the record: its lease expired and another
+    /// receiver took the claim over, or it was released, or the record expired.
+    #[error("claim token no longer owns the idempotency record")]
+    NotOwner,
+    /// The fingerprint is longer than [`Fingerprint::MAX_LEN`].
+    #[error("payload fingerprint longer than {} bytes", Fingerprint::MAX_LEN)]
+    FingerprintTooLong,
+}
+
+impl IdempotencyError {
+    /// Whether the caller should answer with a retryable status (`503`).
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Unavailable(_))
+    }
+}
+
+/// A durable `(sender, idempotency_key)` keyspace. See the [module
+/// docs](self) for the state machine every implementation follows.
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
+    /// The settings the store enforces.
+    fn config(&self) -> IdempotencyConfig;
+
+    /// Atomically claims `key` for the payload `fingerprint` at `now` (Unix
+    /// seconds), before any side effect. Exactly one of many concurrent
+    /// claims of an absent key wins.
+    async fn claim(
+        &self,
+        key: SenderKey<'_>,
+        fingerprint: Fingerprint<'_>,
+        now: i64,
+    ) -> Result<ClaimOutcome, IdempotencyError>;
+
+    /// Marks the claim `token` completed, durably, and extends the record to
+    /// `now + window`. Fails with [`IdempotencyError::NotOwner`] when the
+    /// token was fenced off; completing twice with the owning token is a no-op.
+    async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError>;
+
+    /// Gives up the claim `token` (side effects were not applied), so that
+    /// the sender's next retry can claim at once. Fails with
+    /// [`IdempotencyError::NotOwner`] when the token was fenced off or the
+    /// record is already completed.
+    async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError>;
+
+    /// The live record for `key` at `now`, if any.
+    async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError>;
+
+    /// Live records held by `sender` at `now`.
+    async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError>;
+}
+
+#[async_trait]
+impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
+    fn config(&self) -> IdempotencyConfig {
+        (**self).config()
+    }
+
+    async fn claim(
+        &self,
+        key: SenderKey<'_>,
+        fingerprint: Fingerprint<'_>,
+        now: i64,
+    ) -> Result<ClaimOutcome, IdempotencyError> {
+        (**self).claim(key, fingerprint, now).await
+    }
+
+    async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        (**self).complete(key, token, now).await
+    }
+
+    async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        (**self).release(key, token, now).await
+    }
+
+    async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
+        (**self).lookup(key, now).await
+    }
+
+    async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
+        (**self).sender_len(sender, now).await
+    }
+}
+
+/// The pure decision of a claim against the current live record, shared by
+/// backends that read-then-write inside one transaction or lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClaimDecision {
+    /// Insert a fresh record (generation 1).
+    Insert,
+    /// Take over an expired lease: write generation `token`, `attempt`.
+    TakeOver { token: i64, attempt: u32 },
+    /// Answer without writing.
+    Answer(ClaimOutcome),
+}
+
+/// Decides a claim: `existing` is the live record (`expires_at >= now`) or
+/// `None`; `sender_live` the sender's live records.
+pub(crate) fn decide_claim(
+    existing: Option<(&IdempotencyRecord, bool)>,
+    sender_live: u64,
+    config: &IdempotencyConfig,
+    now: i64,
+) -> ClaimDecision {
+    match existing {
+        None if sender_live >= config.per_sender_cap => ClaimDecision::Answer(ClaimOutcome::SenderCapReached),
+        None => ClaimDecision::Insert,
+        Some((_, false)) => ClaimDecision::Answer(ClaimOutcome::Conflict),
+        Some((record, true)) => match record.state {
+            RecordState::Completed { .. } => ClaimDecision::Answer(ClaimOutcome::Completed),
+            RecordState::Claimed { lease_expires_at, .. } if now <= lease_expires_at => {
+                ClaimDecision::Answer(ClaimOutcome::InProgress { lease_expires_at })
+            }
+            RecordState::Claimed { token, attempt, .. } => ClaimDecision::TakeOver {
+                token: token.0.saturating_add(1),
+                attempt: attempt.saturating_add(1),
+            },
+        },
+    }
+}
+
+type Records = HashMap<(String, String), IdempotencyRecord>;
+
+/// An in-process [`IdempotencyStore`]: the reference semantics and a test
+/// double. **Not conformant for production** — the spec requires the keyspace
+/// to survive restarts and be shared across endpoints; use the SQLite,
+/// Redis or PostgreSQL backend.
+#[derive(Debug)]
+pub struct MemoryIdempotencyStore {
+    config: IdempotencyConfig,
+    records: Mutex<Records>,
+}
+
+impl MemoryIdempotencyStore {
+    /// An empty store; refuses invalid settings.
+    pub fn new(config: IdempotencyConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
+        Ok(Self {
+            config,
+            records: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Records>, IdempotencyError> {
+        self.records
+            .lock()
+            .map_err(|_| IdempotencyError::Unavailable("in-memory idempotency store lock poisoned".to_owned()))
+    }
+}
+
+fn owned(key: SenderKey<'_>) -> (String, String) {
+    (key.sender.to_owned(), key.idempotency_key.to_owned())
+}
+
+#[async_trait]
+impl IdempotencyStore for MemoryIdempotencyStore {
+    fn config(&self) -> IdempotencyConfig {
+        self.config
+    }
+
+    async fn claim(
+        &self,
+        key: SenderKey<'_>,
+        fingerprint: Fingerprint<'_>,
+        now: i64,
+    ) -> Result<ClaimOutcome, IdempotencyError> {
+        if fingerprint.0.len() > Fingerprint::MAX_LEN {
+            return Err(IdempotencyError::FingerprintTooLong);
+        }
+        let mut records = self.lock()?;
+        records.retain(|_, r| r.expires_at >= now);
+        let k = owned(key);
+        let sender_live = records.keys().filter(|(s, _)| s == key.sender).count() as u64;
+        let existing = records.get(&k).map(|r| (r, r.fingerprint == fingerprint.0));
+        let lease_expires_at = now.saturating_add(self.config.lease_secs);
+        let expires_at = now.saturating_add(self.config.window_secs);
+        match decide_claim(existing, sender_live, &self.config, now) {
+            ClaimDecision::Answer(outcome) => Ok(outcome),
+            ClaimDecision::Insert => {
+                let claim = Claim {
+                    token: ClaimToken(1),
+                    attempt: 1,
+                    lease_expires_at,
+                };
+                records.insert(
+                    k,
+                    IdempotencyRecord {
+                        state: RecordState::Claimed {
+                            token: claim.token,
+                            attempt: 1,
+                            lease_expires_at,
+                        },
+                        fingerprint: fingerprint.0.to_vec(),
+                        created_at: now,
+                        expires_at,
+                    },
+                );
+                Ok(ClaimOutcome::Claimed(claim))
+            }
+            ClaimDecision::TakeOver { token, attempt } => {
+                let claim = Claim {
+                    token: ClaimToken(token),
+                    attempt,
+                    lease_expires_at,
+                };
+                if let Some(record) = records.get_mut(&k) {
+                    record.state = RecordState::Claimed {
+                        token: claim.token,
+                        attempt,
+                        lease_expires_at,
+                    };
+                    record.expires_at = record.expires_at.max(expires_at);
+                }
+                Ok(ClaimOutcome::Claimed(claim))
+            }
+        }
+    }
+
+    async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        let mut records = self.lock()?;
+        let Some(record) = records.get_mut(&owned(key)).filter(|r| r.expires_at >= now) else {
+            return Err(IdempotencyError::NotOwner);
+        };
+        match record.state {
+            RecordState::Claimed { token: held, .. } if held == token => {
+                record.state = RecordState::Completed {
+                    token,
+                    completed_at: now,
+                };
+                record.expires_at = record.expires_at.max(now.saturating_add(self.config.window_secs));
+                Ok(())
+            }
+            RecordState::Completed { token: held, .. } if held == token => Ok(()),
+            _ => Err(IdempotencyError::NotOwner),
+        }
+    }
+
+    async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        let mut records = self.lock()?;
+        let k = owned(key);
+        match records.get(&k).filter(|r| r.expires_at >= now).map(|r| r.state) {
+            Some(RecordState::Claimed { token: held, .. }) if held == token => {
+                records.remove(&k);
+                Ok(())
+            }
+            _ => Err(IdempotencyError::NotOwner),
+        }
+    }
+
+    async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
+        let records = self.lock()?;
+        Ok(records.get(&owned(key)).filter(|r| r.expires_at >= now).cloned())
+    }
+
+    async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
+        let records = self.lock()?;
+        Ok(records
+            .iter()
+            .filter(|((s, _), r)| s == sender && r.expires_at >= now)
+            .count() as u64)
+    }
+}
+
+/// Maps several sender identities of one logical seller to one keyspace
+/// (for example its legacy HMAC credential binding and its RFC 9421 agent
+/// URL during a migration), so that a duplicate across schemes still
+/// dedupes. Identities without an alias pass through unchanged.
+///
+/// ```
+/// use adcp_store::idempotency::{
+///     ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore, SenderAliases,
+///     SenderKey,
+/// };
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let store = SenderAliases::new(MemoryIdempotencyStore::new(IdempotencyConfig::default())?)
+///     .alias("hmac:seller-credential-7", "https://seller.example/mcp");
+/// let fp = Fingerprint(&[7; 32]);
+/// let hmac = SenderKey { sender: "hmac:seller-credential-7", idempotency_key: "whk_1" };
+/// let rfc9421 = SenderKey { sender: "https://seller.example/mcp", idempotency_key: "whk_1" };
+/// let ClaimOutcome::Claimed(claim) = store.claim(hmac, fp, 0).await? else { unreachable!() };
+/// store.complete(hmac, claim.token, 1).await?;
+/// assert_eq!(store.claim(rfc9421, fp, 2).await?, ClaimOutcome::Completed);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct SenderAliases<S> {
+    inner: S,
+    aliases: HashMap<String, String>,
+}
+
+impl<S> SenderAliases<S> {
+    /// Wraps `inner` with no aliases.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            aliases: HashMap::new(),
+        }
+    }
+
+    /// Maps `identity` to the keyspace of `canonical`.
+    #[must_use]
+    pub fn alias(mut self, identity: impl Into<String>, canonical: impl Into<String>) -> Self {
+        self.aliases.insert(identity.into(), canonical.into());
+        self
+    }
+
+    /// The keyspace `sender` maps to.
+    #[must_use]
+    pub fn keyspace<'a>(&'a self, sender: &'a str) -> &'a str {
+        self.aliases.get(sender).map_or(sender, String::as_str)
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    fn map<'a>(&'a self, key: SenderKey<'a>) -> SenderKey<'a> {
+        SenderKey {
+            sender: self.keyspace(key.sender),
+            idempotency_key: key.idempotency_key,
+        }
+    }
+}
+
+#[async_trait]
+impl<S: IdempotencyStore> IdempotencyStore for SenderAliases<S> {
+    fn config(&self) -> IdempotencyConfig {
+        self.inner.config()
+    }
+
+    async fn claim(
+        &self,
+        key: SenderKey<'_>,
+        fingerprint: Fingerprint<'_>,
+        now: i64,
+    ) -> Result<ClaimOutcome, IdempotencyError> {
+        self.inner.claim(self.map(key), fingerprint, now).await
+    }
+
+    async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        self.inner.complete(self.map(key), token, now).await
+    }
+
+    async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        self.inner.release(self.map(key), token, now).await
+    }
+
+    async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
+        self.inner.lookup(self.map(key), now).await
+    }
+
+    async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
+        self.inner.sender_len(self.keyspace(sender), now).await
+    }
+}

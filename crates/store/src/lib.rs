@@ -1,0 +1,122 @@
+//! Durable stores for AdCP receivers: the transport replay cache
+//! (`adcp_verify::replay::ReplayStore`, keys `(keyid, nonce)`, ≈ 360 s) and
+//! the application idempotency keyspace ([`idempotency::IdempotencyStore`],
+//! keys `(verified sender, idempotency_key)`, ≥ 24 h).
+//!
+//! AdCP makes both dedup duties normative and declares per-process
+//! in-memory caches non-conformant for a fleet; this crate provides the
+//! backends, each behind a cargo feature:
+//!
+//! - [`sqlite`] (feature `sqlite`, default): embedded, WAL +
+//!   `synchronous=FULL`, for a single receiver.
+//! - `postgres` (feature `postgres`): the durable shared tier
+//!   (`postgres::PostgresStore`).
+//!
+//! Every store fails closed: when the backend cannot answer, operations
+//! return a retryable error (`StoreError` / [`IdempotencyError::Unavailable`](idempotency::IdempotencyError::Unavailable))
+//! and the event is not accepted. [`StoreUrl`] parses the one-flag
+//! configuration (`sqlite:PATH`, `postgres://…`, `redis://…`).
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyStore, SenderKey};
+//! use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+//! use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayStore};
+//!
+//! let dir = std::env::temp_dir().join(format!("adcp-store-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let store = SqliteStore::open(dir.join("dedup.sqlite"), SqliteOptions::default())?;
+//! let now = 1_776_520_800;
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().build()?;
+//! rt.block_on(async {
+//!     // Transport replay dedup (checklist step 13).
+//!     let nonce = ReplayKey { keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
+//!     assert_eq!(store.insert(nonce, now + 360, now).await?, InsertOutcome::Inserted);
+//!     assert_eq!(store.insert(nonce, now + 360, now).await?, InsertOutcome::Replayed);
+//!
+//!     // Application dedup: claim before side effects, complete after.
+//!     let event = SenderKey { sender: "https://seller.example/mcp", idempotency_key: "whk_01HW9D3H8F" };
+//!     let fingerprint = Fingerprint(&[0x5a; 32]); // SHA-256 of the JCS payload
+//!     let ClaimOutcome::Claimed(claim) = store.claim(event, fingerprint, now).await? else {
+//!         return Err("expected a fresh claim".into());
+//!     };
+//!     // ... apply side effects ...
+//!     store.complete(event, claim.token, now).await?;
+//!     // A retry with a fresh nonce is answered 2xx without reapplying.
+//!     assert_eq!(store.claim(event, fingerprint, now + 600).await?, ClaimOutcome::Completed);
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! drop(store);
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "sqlite"))]
+//! # fn main() {}
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod idempotency;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+use adcp_verify::replay::ReplayStore;
+use idempotency::{ConfigError, IdempotencyStore};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// A backend that serves both dedup duties.
+pub trait Store: ReplayStore + IdempotencyStore {}
+
+impl<T: ReplayStore + IdempotencyStore + ?Sized> Store for T {}
+
+/// A store location given as one URL, as the CLI and gateway take it.
+///
+/// - `sqlite:PATH` (also `sqlite://PATH`): a SQLite file;
+/// - `redis://…` / `rediss://…`: a Redis server;
+/// - `postgres://…` / `postgresql://…`: a PostgreSQL database.
+///
+/// ```
+/// use adcp_store::StoreUrl;
+///
+/// let url: StoreUrl = "sqlite:/var/lib/adcp/dedup.sqlite".parse()?;
+/// assert_eq!(url, StoreUrl::Sqlite("/var/lib/adcp/dedup.sqlite".into()));
+/// assert!(matches!("postgres://adcp@db/adcp".parse()?, StoreUrl::Postgres(_)));
+/// assert!("mysql://db".parse::<StoreUrl>().is_err());
+/// # Ok::<(), adcp_store::idempotency::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StoreUrl {
+    /// A SQLite database file.
+    Sqlite(PathBuf),
+    /// A Redis URL, verbatim.
+    Redis(String),
+    /// A PostgreSQL connection URL, verbatim.
+    Postgres(String),
+}
+
+impl FromStr for StoreUrl {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Some(path) = s.strip_prefix("sqlite://").or_else(|| s.strip_prefix("sqlite:")) {
+            if path.is_empty() {
+                return Err(ConfigError::Url("sqlite: URL without a path".to_owned()));
+            }
+            return Ok(Self::Sqlite(PathBuf::from(path)));
+        }
+        if s.starts_with("redis://") || s.starts_with("rediss://") {
+            return Ok(Self::Redis(s.to_owned()));
+        }
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return Ok(Self::Postgres(s.to_owned()));
+        }
+        let scheme = s.split(':').next().unwrap_or_default();
+        Err(ConfigError::Url(format!(
+            "unsupported scheme {scheme:?} (expected sqlite:, redis://, postgres://)"
+        )))
+    }
+}

@@ -1,0 +1,643 @@
+//! The contract every backend passes: written once, run per backend by
+//! `contract_tests!`.
+
+#![allow(dead_code)]
+
+use adcp_store::idempotency::{
+    ClaimOutcome, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore, RecordState,
+    SenderAliases, SenderKey,
+};
+use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use async_trait::async_trait;
+use std::sync::Arc;
+
+pub const NOW: i64 = 1_776_520_800;
+pub const DAY: i64 = 86_400;
+
+/// Makes fresh, empty stores of one backend and removes them afterwards.
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    type Replay: ReplayStore + 'static;
+    type Idem: IdempotencyStore + 'static;
+    async fn new() -> Self;
+    async fn replay(&self, limits: ReplayLimits) -> Arc<Self::Replay>;
+    async fn idem(&self, config: IdempotencyConfig) -> Arc<Self::Idem>;
+    /// Removes everything the stores created (files, schemas, keys).
+    async fn cleanup(&self);
+}
+
+/// Runs `case` against a fresh backend, cleans up even when it panics.
+pub async fn run<B, F, Fut>(case: F)
+where
+    B: Backend,
+    F: FnOnce(Arc<B>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let backend = Arc::new(B::new().await);
+    let result = tokio::spawn(case(Arc::clone(&backend))).await;
+    backend.cleanup().await;
+    if let Err(e) = result {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+/// Expands to one `#[tokio::test]` per contract case for a [`Backend`].
+#[macro_export]
+macro_rules! contract_tests {
+    ($backend:ty) => {
+        $crate::contract_tests!(@cases $backend;
+            replay_first_sighting_then_replay, replay_ttl_boundary_is_inclusive, replay_expired_entry_is_replaced,
+            replay_already_expired_insert_stores_nothing, replay_per_keyid_cap_rejects_instead_of_evicting,
+            replay_is_reported_even_at_the_cap, replay_aggregate_cap_rejects_every_keyid,
+            replay_keyid_cap_is_reported_before_aggregate_cap, replay_zero_caps_refuse_everything,
+            replay_expired_entries_free_capacity, replay_scope_separates_entries,
+            replay_concurrent_inserts_of_one_key_yield_one_insert, replay_concurrent_inserts_never_exceed_the_keyid_cap,
+            idem_claim_complete_then_duplicate, idem_in_progress_then_takeover_after_lease,
+            idem_conflict_on_changed_payload, idem_release_lets_a_retry_claim, idem_window_expiry,
+            idem_sender_cap_rejects_instead_of_evicting, idem_senders_are_isolated, idem_aliases_share_one_keyspace,
+            idem_concurrent_claims_have_one_winner_per_key, idem_rejects_long_fingerprints
+        );
+    };
+    (@cases $backend:ty; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                contract::run::<$backend, _, _>(|b| async move { contract::$case(&*b).await }).await;
+            }
+        )*
+    };
+}
+
+fn key<'a>(keyid: &'a str, nonce: &'a [u8]) -> ReplayKey<'a> {
+    ReplayKey {
+        keyid,
+        nonce,
+        scope: None,
+    }
+}
+
+pub async fn replay_first_sighting_then_replay<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::webhook()).await;
+    let k = key("seller", b"nonce-1");
+    assert!(!store.contains(k, NOW).await.unwrap());
+    assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Inserted);
+    assert!(store.contains(k, NOW + 1).await.unwrap());
+    assert_eq!(
+        store.insert(k, NOW + 360, NOW + 1).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert_eq!(
+        store.insert(key("seller", b"nonce-2"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("other", b"nonce-1"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    // Binary nonces with zero bytes are exact.
+    assert_eq!(
+        store.insert(key("seller", &[0, 1, 0]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("seller", &[0, 1]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+pub async fn replay_ttl_boundary_is_inclusive<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::webhook()).await;
+    let k = key("seller", b"n");
+    let expires_at = NOW + 360;
+    assert_eq!(store.insert(k, expires_at, NOW).await.unwrap(), InsertOutcome::Inserted);
+    assert!(store.contains(k, expires_at).await.unwrap());
+    assert_eq!(
+        store.insert(k, expires_at, expires_at).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert!(!store.contains(k, expires_at + 1).await.unwrap());
+    assert_eq!(
+        store.insert(k, expires_at + 361, expires_at + 1).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+pub async fn replay_expired_entry_is_replaced<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(1, 1)).await;
+    let k = key("seller", b"n");
+    assert_eq!(store.insert(k, NOW + 10, NOW).await.unwrap(), InsertOutcome::Inserted);
+    assert_eq!(
+        store.insert(k, NOW + 1_000, NOW + 500).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(k, NOW + 1_000, NOW + 999).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+}
+
+pub async fn replay_already_expired_insert_stores_nothing<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(1, 1)).await;
+    assert_eq!(
+        store.insert(key("k", b"old"), NOW - 1, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert!(!store.contains(key("k", b"old"), NOW - 1).await.unwrap());
+    assert_eq!(
+        store.insert(key("k", b"fresh"), NOW + 60, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+pub async fn replay_per_keyid_cap_rejects_instead_of_evicting<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(3, 100)).await;
+    for n in 0u8..3 {
+        assert_eq!(
+            store.insert(key("abuser", &[n]), NOW + 360, NOW).await.unwrap(),
+            InsertOutcome::Inserted
+        );
+    }
+    assert!(store.keyid_cap_reached("abuser", NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key("abuser", &[3]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    for n in 0u8..3 {
+        assert!(store.contains(key("abuser", &[n]), NOW + 1).await.unwrap());
+        assert_eq!(
+            store.insert(key("abuser", &[n]), NOW + 360, NOW + 1).await.unwrap(),
+            InsertOutcome::Replayed
+        );
+    }
+    assert!(!store.contains(key("abuser", &[3]), NOW + 1).await.unwrap());
+    assert!(!store.keyid_cap_reached("honest", NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key("honest", &[0]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+pub async fn replay_is_reported_even_at_the_cap<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(1, 1)).await;
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert_eq!(
+        store.insert(key("k", b"b"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+}
+
+pub async fn replay_aggregate_cap_rejects_every_keyid<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(10, 4)).await;
+    for i in 0..4 {
+        let keyid = format!("seller-{i}");
+        assert_eq!(
+            store.insert(key(&keyid, b"n"), NOW + 360, NOW).await.unwrap(),
+            InsertOutcome::Inserted
+        );
+    }
+    assert_eq!(
+        store.insert(key("seller-9", b"n"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    assert_eq!(
+        store.insert(key("seller-0", b"m"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    assert!(!store.keyid_cap_reached("seller-0", NOW).await.unwrap());
+    for i in 0..4 {
+        let keyid = format!("seller-{i}");
+        assert!(store.contains(key(&keyid, b"n"), NOW).await.unwrap());
+    }
+}
+
+pub async fn replay_keyid_cap_is_reported_before_aggregate_cap<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(2, 2)).await;
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"b"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    assert_eq!(
+        store.insert(key("j", b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+}
+
+pub async fn replay_zero_caps_refuse_everything<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(0, 10)).await;
+    assert!(store.keyid_cap_reached("k", NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 1, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    let store = b.replay(ReplayLimits::new(10, 0)).await;
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 1, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+}
+
+pub async fn replay_expired_entries_free_capacity<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(2, 3)).await;
+    assert_eq!(
+        store.insert(key("k", b"a"), NOW + 100, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"b"), NOW + 200, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("j", b"a"), NOW + 300, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 300, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    assert_eq!(
+        store.insert(key("i", b"a"), NOW + 300, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    assert!(store.keyid_cap_reached("k", NOW + 100).await.unwrap());
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 300, NOW + 100).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    assert!(!store.keyid_cap_reached("k", NOW + 101).await.unwrap());
+    assert_eq!(
+        store.insert(key("k", b"c"), NOW + 400, NOW + 101).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key("i", b"a"), NOW + 400, NOW + 101).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    assert_eq!(
+        store.insert(key("i", b"a"), NOW + 800, NOW + 401).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+pub async fn replay_scope_separates_entries<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(5, 100)).await;
+    let a = "https://buyer.example.com/adcp/webhook/a";
+    let unscoped = key("seller", b"n");
+    let at_a = ReplayKey {
+        scope: Some(a),
+        ..unscoped
+    };
+    let at_b = ReplayKey {
+        scope: Some("https://buyer.example.com/adcp/webhook/b"),
+        ..unscoped
+    };
+    let at_empty = ReplayKey {
+        scope: Some(""),
+        ..unscoped
+    };
+    for k in [unscoped, at_a, at_b, at_empty] {
+        assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Inserted);
+    }
+    for k in [unscoped, at_a, at_b, at_empty] {
+        assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Replayed);
+    }
+    let shifted = ReplayKey {
+        keyid: "seller",
+        nonce: b"nh",
+        scope: Some(&a[1..]),
+    };
+    assert_eq!(
+        store.insert(shifted, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    // Scoped entries count toward the keyid's cap.
+    assert_eq!(
+        store.insert(key("seller", b"x"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+}
+
+pub async fn replay_concurrent_inserts_of_one_key_yield_one_insert<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::webhook()).await;
+    let tasks: Vec<_> = (0..64)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                store
+                    .insert(key("seller", b"same-nonce"), NOW + 360, NOW)
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut inserted = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            InsertOutcome::Inserted => inserted += 1,
+            other => assert_eq!(other, InsertOutcome::Replayed),
+        }
+    }
+    assert_eq!(inserted, 1);
+}
+
+pub async fn replay_concurrent_inserts_never_exceed_the_keyid_cap<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(100, 1_000)).await;
+    let tasks: Vec<_> = (0u32..8)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut inserted = 0;
+                for i in 0u32..50 {
+                    let nonce = [t.to_be_bytes(), i.to_be_bytes()].concat();
+                    if store.insert(key("abuser", &nonce), NOW + 360, NOW).await.unwrap() == InsertOutcome::Inserted {
+                        inserted += 1;
+                    }
+                }
+                inserted
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.unwrap();
+    }
+    assert_eq!(total, 100);
+}
+
+fn ev<'a>(sender: &'a str, idempotency_key: &'a str) -> SenderKey<'a> {
+    SenderKey {
+        sender,
+        idempotency_key,
+    }
+}
+
+const FP: Fingerprint<'static> = Fingerprint(&[0xab; 32]);
+const OTHER_FP: Fingerprint<'static> = Fingerprint(&[0xcd; 32]);
+const SELLER: &str = "https://seller.example/mcp";
+
+fn claimed(outcome: ClaimOutcome) -> adcp_store::idempotency::Claim {
+    match outcome {
+        ClaimOutcome::Claimed(claim) => claim,
+        other => panic!("expected a claim, got {other:?}"),
+    }
+}
+
+fn config(lease_secs: i64, per_sender_cap: u64) -> IdempotencyConfig {
+    IdempotencyConfig::new(DAY, lease_secs, per_sender_cap).unwrap()
+}
+
+pub async fn idem_claim_complete_then_duplicate<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 100)).await;
+    let e = ev(SELLER, "whk_1");
+    assert_eq!(store.lookup(e, NOW).await.unwrap(), None);
+    let claim = claimed(store.claim(e, FP, NOW).await.unwrap());
+    assert_eq!(claim.attempt, 1);
+    assert_eq!(claim.lease_expires_at, NOW + 60);
+    let record = store.lookup(e, NOW).await.unwrap().unwrap();
+    assert_eq!(
+        record.state,
+        RecordState::Claimed {
+            token: claim.token,
+            attempt: 1,
+            lease_expires_at: NOW + 60
+        }
+    );
+    assert_eq!(record.fingerprint, FP.0);
+    assert_eq!(record.created_at, NOW);
+    assert!(record.expires_at >= NOW + DAY);
+    store.complete(e, claim.token, NOW + 5).await.unwrap();
+    // Completing again with the owning token is a no-op.
+    store.complete(e, claim.token, NOW + 6).await.unwrap();
+    let record = store.lookup(e, NOW + 6).await.unwrap().unwrap();
+    assert_eq!(
+        record.state,
+        RecordState::Completed {
+            token: claim.token,
+            completed_at: NOW + 5
+        }
+    );
+    assert_eq!(record.expires_at, NOW + 5 + DAY);
+    assert_eq!(store.claim(e, FP, NOW + 600).await.unwrap(), ClaimOutcome::Completed);
+    // A completed record cannot be released.
+    assert_eq!(
+        store.release(e, claim.token, NOW + 601).await,
+        Err(IdempotencyError::NotOwner)
+    );
+    assert_eq!(store.sender_len(SELLER, NOW + 601).await.unwrap(), 1);
+}
+
+pub async fn idem_in_progress_then_takeover_after_lease<B: Backend>(b: &B) {
+    let store = b.idem(config(30, 100)).await;
+    let e = ev(SELLER, "whk_crash");
+    let first = claimed(store.claim(e, FP, NOW).await.unwrap());
+    // Within the lease (inclusive) another receiver is told to retry.
+    assert_eq!(
+        store.claim(e, FP, NOW + 30).await.unwrap(),
+        ClaimOutcome::InProgress {
+            lease_expires_at: NOW + 30
+        }
+    );
+    // The owner crashed; after the lease the claim is taken over.
+    let second = claimed(store.claim(e, FP, NOW + 31).await.unwrap());
+    assert_eq!(second.attempt, 2);
+    assert_ne!(second.token, first.token);
+    assert_eq!(second.lease_expires_at, NOW + 61);
+    // The old owner is fenced off.
+    assert_eq!(
+        store.complete(e, first.token, NOW + 32).await,
+        Err(IdempotencyError::NotOwner)
+    );
+    assert_eq!(
+        store.release(e, first.token, NOW + 32).await,
+        Err(IdempotencyError::NotOwner)
+    );
+    assert_eq!(
+        store.claim(e, FP, NOW + 40).await.unwrap(),
+        ClaimOutcome::InProgress {
+            lease_expires_at: NOW + 61
+        }
+    );
+    store.complete(e, second.token, NOW + 41).await.unwrap();
+    assert_eq!(store.claim(e, FP, NOW + 100).await.unwrap(), ClaimOutcome::Completed);
+    assert_eq!(
+        store.complete(e, ClaimToken(999), NOW + 100).await,
+        Err(IdempotencyError::NotOwner)
+    );
+    // Unknown keys have no owner.
+    assert_eq!(
+        store.complete(ev(SELLER, "nope"), first.token, NOW).await,
+        Err(IdempotencyError::NotOwner)
+    );
+}
+
+pub async fn idem_conflict_on_changed_payload<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 100)).await;
+    let e = ev(SELLER, "whk_2");
+    claimed(store.claim(e, FP, NOW).await.unwrap());
+    assert_eq!(store.claim(e, OTHER_FP, NOW + 1).await.unwrap(), ClaimOutcome::Conflict);
+    // Even after the lease expires, a changed payload never takes over.
+    assert_eq!(
+        store.claim(e, OTHER_FP, NOW + 500).await.unwrap(),
+        ClaimOutcome::Conflict
+    );
+    let takeover = claimed(store.claim(e, FP, NOW + 500).await.unwrap());
+    store.complete(e, takeover.token, NOW + 501).await.unwrap();
+    assert_eq!(
+        store.claim(e, OTHER_FP, NOW + 502).await.unwrap(),
+        ClaimOutcome::Conflict
+    );
+    assert_eq!(store.lookup(e, NOW + 502).await.unwrap().unwrap().fingerprint, FP.0);
+}
+
+pub async fn idem_release_lets_a_retry_claim<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 100)).await;
+    let e = ev(SELLER, "whk_3");
+    let claim = claimed(store.claim(e, FP, NOW).await.unwrap());
+    assert_eq!(
+        store.release(e, ClaimToken(claim.token.0 + 7), NOW).await,
+        Err(IdempotencyError::NotOwner)
+    );
+    store.release(e, claim.token, NOW + 1).await.unwrap();
+    assert_eq!(store.lookup(e, NOW + 1).await.unwrap(), None);
+    assert_eq!(store.sender_len(SELLER, NOW + 1).await.unwrap(), 0);
+    let again = claimed(store.claim(e, OTHER_FP, NOW + 2).await.unwrap());
+    assert_eq!(again.attempt, 1);
+}
+
+pub async fn idem_window_expiry<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 100)).await;
+    let e = ev(SELLER, "whk_4");
+    let claim = claimed(store.claim(e, FP, NOW).await.unwrap());
+    store.complete(e, claim.token, NOW).await.unwrap();
+    // Live through the whole window, inclusive.
+    assert_eq!(store.claim(e, FP, NOW + DAY).await.unwrap(), ClaimOutcome::Completed);
+    assert!(store.lookup(e, NOW + DAY).await.unwrap().is_some());
+    assert_eq!(store.lookup(e, NOW + DAY + 1).await.unwrap(), None);
+    assert_eq!(store.sender_len(SELLER, NOW + DAY + 1).await.unwrap(), 0);
+    // After the window the key is new again (even with another payload).
+    let fresh = claimed(store.claim(e, OTHER_FP, NOW + DAY + 1).await.unwrap());
+    assert_eq!(fresh.attempt, 1);
+    // A claim that is never completed still blocks for the window.
+    let stuck = ev(SELLER, "whk_5");
+    claimed(store.claim(stuck, FP, NOW).await.unwrap());
+    assert!(matches!(
+        store.claim(stuck, FP, NOW + 10).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+}
+
+pub async fn idem_sender_cap_rejects_instead_of_evicting<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 3)).await;
+    for i in 0..3 {
+        let k = format!("whk_{i}");
+        claimed(store.claim(ev(SELLER, &k), FP, NOW + i).await.unwrap());
+    }
+    assert_eq!(
+        store.claim(ev(SELLER, "whk_9"), FP, NOW + 5).await.unwrap(),
+        ClaimOutcome::SenderCapReached
+    );
+    assert_eq!(store.lookup(ev(SELLER, "whk_9"), NOW + 5).await.unwrap(), None);
+    // Existing keys are still answered at the cap.
+    assert!(matches!(
+        store.claim(ev(SELLER, "whk_0"), FP, NOW + 5).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+    assert_eq!(store.sender_len(SELLER, NOW + 5).await.unwrap(), 3);
+    // Another sender is unaffected.
+    claimed(
+        store
+            .claim(ev("https://other.example/mcp", "whk_9"), FP, NOW + 5)
+            .await
+            .unwrap(),
+    );
+    // Expired records free capacity (whk_0 was created first).
+    let later = NOW + DAY + 1;
+    claimed(store.claim(ev(SELLER, "whk_9"), FP, later).await.unwrap());
+    assert_eq!(store.sender_len(SELLER, later).await.unwrap(), 3);
+}
+
+pub async fn idem_senders_are_isolated<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 100)).await;
+    let a = ev("https://a.example/mcp", "whk_same");
+    let c = ev("https://c.example/mcp", "whk_same");
+    let claim = claimed(store.claim(a, FP, NOW).await.unwrap());
+    store.complete(a, claim.token, NOW).await.unwrap();
+    let other = claimed(store.claim(c, OTHER_FP, NOW).await.unwrap());
+    assert_eq!(other.attempt, 1);
+    assert_eq!(
+        store.complete(c, ClaimToken(other.token.0 + 1), NOW).await,
+        Err(IdempotencyError::NotOwner)
+    );
+    assert_eq!(store.sender_len("https://a.example/mcp", NOW).await.unwrap(), 1);
+    assert_eq!(store.sender_len("https://c.example/mcp", NOW).await.unwrap(), 1);
+}
+
+pub async fn idem_aliases_share_one_keyspace<B: Backend>(b: &B) {
+    let store = SenderAliases::new(b.idem(config(60, 100)).await).alias("hmac:cred-7", SELLER);
+    let hmac = ev("hmac:cred-7", "whk_mig");
+    let rfc9421 = ev(SELLER, "whk_mig");
+    let claim = claimed(store.claim(hmac, FP, NOW).await.unwrap());
+    assert!(matches!(
+        store.claim(rfc9421, FP, NOW).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+    store.complete(rfc9421, claim.token, NOW + 1).await.unwrap();
+    assert_eq!(store.claim(hmac, FP, NOW + 2).await.unwrap(), ClaimOutcome::Completed);
+    // Unaliased identities stay separate.
+    claimed(store.claim(ev("hmac:cred-8", "whk_mig"), FP, NOW).await.unwrap());
+}
+
+pub async fn idem_concurrent_claims_have_one_winner_per_key<B: Backend>(b: &B) {
+    const TASKS: usize = 64;
+    const KEYS: usize = 1_000;
+    let store = b.idem(config(600, 1_000_000)).await;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut wins = 0usize;
+                for i in 0..KEYS {
+                    // Each task walks the keys from a different start.
+                    let k = format!("whk_{}", (i + t * 37) % KEYS);
+                    match store.claim(ev(SELLER, &k), FP, NOW).await.unwrap() {
+                        ClaimOutcome::Claimed(_) => wins += 1,
+                        ClaimOutcome::InProgress { .. } => {}
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+                wins
+            })
+        })
+        .collect();
+    let mut wins = 0;
+    for task in tasks {
+        wins += task.await.unwrap();
+    }
+    assert_eq!(wins, KEYS);
+    assert_eq!(store.sender_len(SELLER, NOW).await.unwrap(), KEYS as u64);
+}
+
+pub async fn idem_rejects_long_fingerprints<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 100)).await;
+    let long = [0u8; Fingerprint::MAX_LEN + 1];
+    assert_eq!(
+        store.claim(ev(SELLER, "k"), Fingerprint(&long), NOW).await,
+        Err(IdempotencyError::FingerprintTooLong)
+    );
+    let max = [0u8; Fingerprint::MAX_LEN];
+    claimed(store.claim(ev(SELLER, "k"), Fingerprint(&max), NOW).await.unwrap());
+}
