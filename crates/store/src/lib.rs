@@ -11,6 +11,8 @@
 //!   `synchronous=FULL`, for a single receiver.
 //! - `postgres` (feature `postgres`): the durable shared tier
 //!   (`postgres::PostgresStore`).
+//! - `redis` (feature `redis`): a shared tier on a standalone Redis with AOF
+//!   persistence (`redis::RedisStore`).
 //!
 //! Every store fails closed: when the backend cannot answer, operations
 //! return a retryable error (`StoreError` / [`IdempotencyError::Unavailable`](idempotency::IdempotencyError::Unavailable))
@@ -60,6 +62,8 @@
 pub mod idempotency;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
