@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# Fetches the AdCP conformance vectors the tests use into test-vectors/adcp
-# (git-ignored), for machines without the workplace's shared copy and
-# without ADCP_VECTORS_DIR. The suite is never committed to this repository.
-# Usage: scripts/fetch-vectors.sh [VERSION]   (default 3.2.4)
+# Fetches the AdCP conformance suite into test-vectors/adcp (git-ignored),
+# for machines without the workplace's shared copy and without
+# ADCP_VECTORS_DIR. Every file listed in the committed manifest is fetched
+# from the AdCP CDN and checked against its SHA-256. The suite is never
+# committed to this repository.
+# Usage: scripts/fetch-vectors.sh [RELEASE]   (default 3.2.4)
 set -euo pipefail
-version=${1:-3.2.4}
-base="https://adcontextprotocol.org/compliance/$version/test-vectors"
+release=${1:-3.2.4}
 root=$(cd "$(dirname "$0")/.." && pwd)
+manifest="$root/test-vectors/manifest-$release.json"
+[ -f "$manifest" ] || { echo "no manifest for release $release at $manifest" >&2; exit 2; }
+base="https://adcontextprotocol.org/compliance/$release/test-vectors"
 dest="$root/test-vectors/adcp"
-files=(
-  request-signing/canonicalization.json
-  request-signing/keys.json
-)
-for f in "${files[@]}"; do
-  mkdir -p "$dest/$(dirname "$f")"
-  curl --fail --silent --show-error --location --proto '=https' "$base/$f" -o "$dest/$f"
-  echo "fetched $f"
+python3 - "$manifest" <<'PY' | while read -r file sha; do
+import json, sys
+for path, sha in json.load(open(sys.argv[1]))["files"].items():
+    print(path, sha)
+PY
+  mkdir -p "$dest/$(dirname "$file")"
+  curl --fail --silent --show-error --location --proto '=https' "$base/$file" -o "$dest/$file"
+  got=$(sha256sum "$dest/$file" | cut -d' ' -f1)
+  if [ "$got" != "$sha" ]; then
+    echo "$file: SHA-256 $got does not match the manifest ($sha)" >&2
+    exit 1
+  fi
 done
+echo "fetched the $release suite into $dest"
