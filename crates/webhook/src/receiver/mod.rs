@@ -1,0 +1,651 @@
+//! The buyer side: verify each webhook, then apply it exactly once.
+//!
+//! [`Receiver`] is the framework-agnostic core; [`ReceiverLayer`] wraps it
+//! as a tower middleware and [`Webhook`] is what the handler receives
+//! (an axum extractor with the `axum` feature). Every request goes through
+//! the same steps, in this order, each short-circuiting:
+//!
+//! | # | Check | Answer on failure |
+//! |---|---|---|
+//! | 1 | body size ≤ limit (1 MiB default): `Content-Length` before reading, then while reading — nothing is hashed first | `413` |
+//! | 2 | `Content-Type` is `application/json` | `415` |
+//! | 3 | raw bytes captured (no JSON parsing before verification) | `400` if unreadable |
+//! | 4 | mode from the registration: RFC 9421, or the configured HMAC / Bearer credential; another scheme's headers → `webhook_mode_mismatch` | `401` |
+//! | 5 | the verifier checklist (steps 1–14) | `401` + `WWW-Authenticate: Signature error="<code>"` and nothing else; `503` for store / JWKS outages; `400` for `webhook_body_malformed` |
+//! | 6 | the envelope (MCP: `task_id`, `status`, `idempotency_key`) | `400` |
+//! | 7 | claim `(verified sender, idempotency_key)` with the JCS payload fingerprint | duplicate → `200` (handler not called); same key + other payload → `409`; in progress elsewhere → `503`; sender over cap → `429`; store outage → `503` |
+//! | 8 | the handler, with the verified sender, raw bytes and parsed payload | its answer |
+//! | 9 | handler `2xx` → completion recorded, then its answer; completion failed → `503`; handler failure → claim released so a retry can succeed | |
+
+mod layer;
+mod metrics;
+mod webhook;
+
+pub use layer::{ReceiverLayer, ReceiverService};
+pub use metrics::{outcome, Metrics};
+pub use webhook::Webhook;
+
+use crate::envelope::check_mcp_envelope;
+use crate::extract::PayloadFormat;
+use crate::jcs;
+use adcp_sigbase::clock::{Clock, SystemClock};
+use adcp_sigbase::Message;
+use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyStore, SenderKey};
+use adcp_verify::admission::AdmissionMonitor;
+use adcp_verify::error::VerifyError;
+use adcp_verify::keys::KeyResolver;
+use adcp_verify::legacy::{VerifiedWebhook, WebhookAuthMode};
+use adcp_verify::profile::Profile;
+use adcp_verify::replay::ReplayStore;
+use adcp_verify::verifier::Verifier;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode};
+use http_body::Body as HttpBody;
+use http_body_util::BodyExt;
+use std::fmt;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// The tracing target of receiver events.
+pub const TRACING_TARGET: &str = "adcp_webhook::receiver";
+
+/// The spec's recommended body limit: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+type DynVerifier = Verifier<Arc<dyn KeyResolver>, Arc<dyn ReplayStore>, Arc<dyn Clock>>;
+
+/// A non-dispatch answer: the status and the few headers the spec allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    status: StatusCode,
+    www_authenticate: Option<String>,
+    retry_after: Option<u64>,
+    outcome: &'static str,
+}
+
+impl Reply {
+    fn new(status: StatusCode, outcome: &'static str) -> Self {
+        Self {
+            status,
+            www_authenticate: None,
+            retry_after: None,
+            outcome,
+        }
+    }
+
+    /// The HTTP status.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The `WWW-Authenticate` value (`Signature error="<code>"`) of a `401`.
+    #[must_use]
+    pub fn www_authenticate(&self) -> Option<&str> {
+        self.www_authenticate.as_deref()
+    }
+
+    /// The `Retry-After` seconds of a `503` for an event in progress.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
+
+    /// The outcome label: an [`outcome`] constant or a verifier code.
+    #[must_use]
+    pub fn outcome(&self) -> &'static str {
+        self.outcome
+    }
+
+    /// The response: status, the challenge or `Retry-After` if any, an
+    /// empty body. Nothing else is disclosed to the sender.
+    #[must_use]
+    pub fn into_response<B: Default>(self) -> http::Response<B> {
+        let mut response = http::Response::new(B::default());
+        *response.status_mut() = self.status;
+        if let Some(challenge) = self.www_authenticate.and_then(|c| HeaderValue::from_str(&c).ok()) {
+            response.headers_mut().insert(http::header::WWW_AUTHENTICATE, challenge);
+        }
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+/// What the receiver decided about one request.
+#[derive(Debug)]
+pub enum Decision {
+    /// Answer with this reply; do not run the handler.
+    Reply(Reply),
+    /// Verified and claimed: run the handler on the [`Delivery`], then
+    /// [`Receiver::complete`] (success) or [`Receiver::release`] (failure).
+    Deliver(Delivery),
+}
+
+/// A verified, claimed event, owned by the caller until completed or
+/// released.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    webhook: Webhook,
+    token: ClaimToken,
+}
+
+impl Delivery {
+    /// What the handler gets.
+    #[must_use]
+    pub fn webhook(&self) -> &Webhook {
+        &self.webhook
+    }
+
+    /// The fencing token of the claim.
+    #[must_use]
+    pub fn claim_token(&self) -> ClaimToken {
+        self.token
+    }
+}
+
+/// Receiver settings.
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    /// Largest body accepted (default [`DEFAULT_MAX_BODY_BYTES`]).
+    pub max_body_bytes: usize,
+    /// The scheme the sender used to reach this endpoint, to rebuild the
+    /// absolute `@target-uri` (default `https`; behind a TLS-terminating
+    /// proxy it is still `https`).
+    pub scheme: String,
+    /// The envelope format of the registration (default MCP). A2A
+    /// deliveries carry no `idempotency_key`; they are deduplicated on
+    /// their payload fingerprint instead.
+    pub format: PayloadFormat,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            scheme: "https".to_owned(),
+            format: PayloadFormat::Mcp,
+        }
+    }
+}
+
+/// Builds a [`Receiver`].
+pub struct ReceiverBuilder {
+    keys: Arc<dyn KeyResolver>,
+    replay: Arc<dyn ReplayStore>,
+    idempotency: Arc<dyn IdempotencyStore>,
+    clock: Arc<dyn Clock>,
+    mode: WebhookAuthMode,
+    legacy_sender: Option<String>,
+    config: ReceiverConfig,
+    admission: Option<AdmissionMonitor>,
+}
+
+/// A receiver configuration that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReceiverError {
+    /// A legacy mode needs the sender identity its credential binds to.
+    #[error("a legacy HMAC/Bearer registration needs a sender identity for dedup")]
+    LegacySenderMissing,
+    /// The scheme must be `http` or `https`.
+    #[error("receiver scheme must be http or https")]
+    InvalidScheme,
+    /// The body limit must be positive.
+    #[error("body limit must be positive")]
+    InvalidBodyLimit,
+}
+
+impl ReceiverBuilder {
+    /// The clock (default: the system clock). Tests pin it.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The registration's authentication mode (default RFC 9421). A legacy
+    /// mode needs `sender`: the identity the credential binds to (the
+    /// seller's agent URL, so that an HMAC→9421 migration keeps one
+    /// dedup keyspace).
+    #[must_use]
+    pub fn mode(mut self, mode: WebhookAuthMode, sender: Option<String>) -> Self {
+        self.mode = mode;
+        self.legacy_sender = sender;
+        self
+    }
+
+    /// Settings.
+    #[must_use]
+    pub fn config(mut self, config: ReceiverConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The new-keyid admission-pressure monitor the spec asks webhook
+    /// receivers to run.
+    #[must_use]
+    pub fn admission_monitor(mut self, monitor: AdmissionMonitor) -> Self {
+        self.admission = Some(monitor);
+        self
+    }
+
+    /// Builds the receiver.
+    ///
+    /// # Errors
+    ///
+    /// [`ReceiverError`].
+    pub fn build(self) -> Result<Receiver, ReceiverError> {
+        if self.mode.is_legacy() && self.legacy_sender.is_none() {
+            return Err(ReceiverError::LegacySenderMissing);
+        }
+        if !matches!(self.config.scheme.as_str(), "http" | "https") {
+            return Err(ReceiverError::InvalidScheme);
+        }
+        if self.config.max_body_bytes == 0 {
+            return Err(ReceiverError::InvalidBodyLimit);
+        }
+        let mut verifier = Verifier::new(Profile::webhook_v1(), self.keys, self.replay, Arc::clone(&self.clock));
+        if let Some(monitor) = self.admission {
+            verifier = verifier.with_admission_monitor(monitor);
+        }
+        Ok(Receiver {
+            inner: Arc::new(Inner {
+                verifier,
+                mode: self.mode,
+                legacy_sender: self.legacy_sender.unwrap_or_default(),
+                idempotency: self.idempotency,
+                clock: self.clock,
+                config: self.config,
+                metrics: Metrics::default(),
+            }),
+        })
+    }
+}
+
+struct Inner {
+    verifier: DynVerifier,
+    mode: WebhookAuthMode,
+    legacy_sender: String,
+    idempotency: Arc<dyn IdempotencyStore>,
+    clock: Arc<dyn Clock>,
+    config: ReceiverConfig,
+    metrics: Metrics,
+}
+
+/// The framework-agnostic receiver. Cheap to clone (one `Arc`); share one
+/// per webhook registration (mode, keys, stores).
+///
+/// ```
+/// use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+/// use adcp_verify::keys::StaticKeyResolver;
+/// use adcp_verify::replay::MemoryReplayStore;
+/// use adcp_webhook::receiver::{Decision, Receiver};
+/// use std::sync::Arc;
+///
+/// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+/// let receiver = Receiver::builder(
+///     Arc::new(StaticKeyResolver::new()),
+///     Arc::new(MemoryReplayStore::webhook()),
+///     Arc::new(MemoryIdempotencyStore::new(IdempotencyConfig::default())?),
+/// )
+/// .build()?;
+///
+/// // Plain `http` types in, a decision out.
+/// let request = http::Request::post("https://buyer.example/hooks")
+///     .header("Host", "buyer.example")
+///     .header("Content-Type", "text/plain")
+///     .body(bytes::Bytes::from_static(b"{}"))?;
+/// let Decision::Reply(reply) = receiver.decide(request).await else { unreachable!() };
+/// assert_eq!(reply.status(), 415);
+/// assert_eq!(receiver.metrics().get("unsupported_media_type"), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Receiver {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("mode", &self.inner.mode.scheme())
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Receiver {
+    /// A builder with the seller's keys, the replay cache
+    /// (`(keyid, nonce)`, ≈ 6 min) and the idempotency keyspace
+    /// (`(sender, idempotency_key)`, ≥ 24 h). In a fleet both stores must
+    /// be shared (Redis / PostgreSQL from `adcp-store`).
+    pub fn builder(
+        keys: Arc<dyn KeyResolver>,
+        replay: Arc<dyn ReplayStore>,
+        idempotency: Arc<dyn IdempotencyStore>,
+    ) -> ReceiverBuilder {
+        ReceiverBuilder {
+            keys,
+            replay,
+            idempotency,
+            clock: Arc::new(SystemClock),
+            mode: WebhookAuthMode::Rfc9421,
+            legacy_sender: None,
+            config: ReceiverConfig::default(),
+            admission: None,
+        }
+    }
+
+    /// [`Receiver::builder`] with one store serving both duties.
+    pub fn builder_with_store<S: adcp_store::Store + 'static>(
+        keys: Arc<dyn KeyResolver>,
+        store: Arc<S>,
+    ) -> ReceiverBuilder {
+        let replay: Arc<dyn ReplayStore> = store.clone();
+        Self::builder(keys, replay, store)
+    }
+
+    /// The per-outcome counters.
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// The settings.
+    #[must_use]
+    pub fn config(&self) -> &ReceiverConfig {
+        &self.inner.config
+    }
+
+    /// Steps 1–7 for a request whose body is already in memory.
+    pub async fn decide(&self, request: http::Request<Bytes>) -> Decision {
+        let (parts, body) = request.into_parts();
+        if body.len() > self.inner.config.max_body_bytes {
+            return self.reply(Reply::new(StatusCode::PAYLOAD_TOO_LARGE, outcome::PAYLOAD_TOO_LARGE));
+        }
+        self.decide_parts(&parts, body).await
+    }
+
+    /// Steps 1–7 for a streaming body: the size is checked from
+    /// `Content-Length` before any byte is read and enforced while reading.
+    pub async fn decide_streaming<B>(&self, parts: &http::request::Parts, body: B) -> Decision
+    where
+        B: HttpBody<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let limit = self.inner.config.max_body_bytes;
+        let declared = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if declared.is_some_and(|len| len > limit as u64) {
+            return self.reply(Reply::new(StatusCode::PAYLOAD_TOO_LARGE, outcome::PAYLOAD_TOO_LARGE));
+        }
+        if !is_json(&parts.headers) {
+            return self.reply(Reply::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                outcome::UNSUPPORTED_MEDIA_TYPE,
+            ));
+        }
+        let body = match http_body_util::Limited::new(body, limit).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return self.reply(Reply::new(StatusCode::PAYLOAD_TOO_LARGE, outcome::PAYLOAD_TOO_LARGE));
+            }
+            Err(_) => return self.reply(Reply::new(StatusCode::BAD_REQUEST, outcome::BODY_UNREADABLE)),
+        };
+        self.decide_parts(parts, body).await
+    }
+
+    /// Steps 2–7 once the body is read and within the limit.
+    async fn decide_parts(&self, parts: &http::request::Parts, body: Bytes) -> Decision {
+        let span = tracing::info_span!(
+            target: TRACING_TARGET,
+            "webhook.receive",
+            keyid = tracing::field::Empty,
+            sender = tracing::field::Empty,
+            idempotency_key = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        let decision = self.decide_inner(parts, body).instrument(span.clone()).await;
+        match &decision {
+            Decision::Reply(reply) => {
+                span.record("outcome", reply.outcome);
+            }
+            Decision::Deliver(_) => {
+                span.record("outcome", "claimed");
+            }
+        }
+        decision
+    }
+
+    async fn decide_inner(&self, parts: &http::request::Parts, body: Bytes) -> Decision {
+        let inner = &*self.inner;
+        if body.len() > inner.config.max_body_bytes {
+            return self.reply(Reply::new(StatusCode::PAYLOAD_TOO_LARGE, outcome::PAYLOAD_TOO_LARGE));
+        }
+        if !is_json(&parts.headers) {
+            return self.reply(Reply::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                outcome::UNSUPPORTED_MEDIA_TYPE,
+            ));
+        }
+        let Some(msg) = self.message(parts, &body) else {
+            return self.reply(Reply::new(StatusCode::BAD_REQUEST, outcome::TARGET_UNKNOWN));
+        };
+        let now = inner.clock.now();
+        let verified = match inner.mode.verify(&msg, &inner.verifier, inner.clock.as_ref()).await {
+            Ok(v) => v,
+            Err(e) => return self.reply(verify_reply(&e)),
+        };
+        let span = tracing::Span::current();
+        let (sender, keyid) = match &verified {
+            VerifiedWebhook::Rfc9421(signer) => (signer.agent_url.clone(), Some(signer.keyid.clone())),
+            VerifiedWebhook::HmacSha256(_) | VerifiedWebhook::Bearer => (inner.legacy_sender.clone(), None),
+        };
+        span.record("sender", sender.as_str());
+        if let Some(k) = &keyid {
+            span.record("keyid", k.as_str());
+        }
+        // The verifier's step 14 (or the legacy body check) accepted the
+        // bytes as strict JSON; this parse sees the same value.
+        let Ok(payload) = serde_json::from_slice::<serde_json::Value>(&body) else {
+            return self.reply(Reply::new(StatusCode::BAD_REQUEST, "webhook_body_malformed"));
+        };
+        let fingerprint = jcs::fingerprint(&payload);
+        let idempotency_key = match inner.config.format {
+            PayloadFormat::Mcp => match check_mcp_envelope(&payload) {
+                Ok(info) => info.idempotency_key.to_owned(),
+                Err(e) => return self.reply(Reply::new(StatusCode::BAD_REQUEST, e.code())),
+            },
+            PayloadFormat::A2a => {
+                let mut key = String::with_capacity(68);
+                key.push_str("a2a:");
+                for b in fingerprint {
+                    key.push_str(&format!("{b:02x}"));
+                }
+                key
+            }
+        };
+        span.record("idempotency_key", idempotency_key.as_str());
+        let event = SenderKey {
+            sender: &sender,
+            idempotency_key: &idempotency_key,
+        };
+        let claim = match inner.idempotency.claim(event, Fingerprint(&fingerprint), now).await {
+            Ok(ClaimOutcome::Claimed(claim)) => claim,
+            Ok(ClaimOutcome::Completed) => return self.reply(Reply::new(StatusCode::OK, outcome::DUPLICATE)),
+            Ok(ClaimOutcome::Conflict) => {
+                tracing::warn!(target: TRACING_TARGET, "same idempotency_key with a different payload: 409");
+                return self.reply(Reply::new(StatusCode::CONFLICT, outcome::IDEMPOTENCY_CONFLICT));
+            }
+            Ok(ClaimOutcome::InProgress { lease_expires_at }) => {
+                let mut reply = Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::IN_PROGRESS);
+                reply.retry_after = Some(
+                    u64::try_from(lease_expires_at.saturating_sub(now))
+                        .unwrap_or(1)
+                        .clamp(1, 60),
+                );
+                return self.reply(reply);
+            }
+            Ok(ClaimOutcome::SenderCapReached) => {
+                return self.reply(Reply::new(StatusCode::TOO_MANY_REQUESTS, outcome::SENDER_CAP_REACHED))
+            }
+            Err(e) => {
+                tracing::error!(target: TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
+                return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
+            }
+        };
+        Decision::Deliver(Delivery {
+            webhook: Webhook::new(
+                sender,
+                keyid,
+                verified.scheme(),
+                idempotency_key,
+                inner.config.format,
+                body,
+                payload,
+                claim.attempt,
+            ),
+            token: claim.token,
+        })
+    }
+
+    /// Records the handler's success durably. Only after this may the
+    /// sender be answered `2xx`.
+    ///
+    /// # Errors
+    ///
+    /// A [`Reply`] (`503`) when completion could not be recorded: the
+    /// sender must retry.
+    pub async fn complete(&self, delivery: &Delivery) -> Result<(), Reply> {
+        let w = &delivery.webhook;
+        let key = SenderKey {
+            sender: w.sender(),
+            idempotency_key: w.idempotency_key(),
+        };
+        let now = self.inner.clock.now();
+        match self.inner.idempotency.complete(key, delivery.token, now).await {
+            Ok(()) => {
+                self.inner.metrics.incr(outcome::ACCEPTED);
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(target: TRACING_TARGET, error = %e, "completion not recorded: 503");
+                Err(self.reply_only(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::COMPLETION_FAILED)))
+            }
+        }
+    }
+
+    /// Gives the claim back after a handler failure, so that the sender's
+    /// next retry can claim it at once. A failed release is logged; the
+    /// claim's lease then expires on its own.
+    pub async fn release(&self, delivery: &Delivery) {
+        self.inner.metrics.incr(outcome::HANDLER_FAILED);
+        let w = &delivery.webhook;
+        let key = SenderKey {
+            sender: w.sender(),
+            idempotency_key: w.idempotency_key(),
+        };
+        let now = self.inner.clock.now();
+        if let Err(e) = self.inner.idempotency.release(key, delivery.token, now).await {
+            tracing::warn!(target: TRACING_TARGET, error = %e, "claim release failed; it will expire with its lease");
+        }
+    }
+
+    /// The whole flow for stacks without tower: decide, run `handler` on a
+    /// claimed delivery, complete or release, and return the response.
+    /// The handler's `Ok` is answered `200`, its `Err` `500` (the claim
+    /// is released, so the sender's retry is processed again).
+    pub async fn handle<F, Fut, E>(&self, request: http::Request<Bytes>, handler: F) -> http::Response<Bytes>
+    where
+        F: FnOnce(Webhook) -> Fut,
+        Fut: std::future::Future<Output = Result<(), E>>,
+        E: fmt::Display,
+    {
+        let delivery = match self.decide(request).await {
+            Decision::Reply(reply) => return reply.into_response(),
+            Decision::Deliver(delivery) => delivery,
+        };
+        match handler(delivery.webhook.clone()).await {
+            Ok(()) => match self.complete(&delivery).await {
+                Ok(()) => http::Response::new(Bytes::new()),
+                Err(reply) => reply.into_response(),
+            },
+            Err(e) => {
+                tracing::warn!(target: TRACING_TARGET, error = %e, "webhook handler failed; claim released");
+                self.release(&delivery).await;
+                let mut response = http::Response::new(Bytes::new());
+                *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                response
+            }
+        }
+    }
+
+    fn reply(&self, reply: Reply) -> Decision {
+        Decision::Reply(self.reply_only(reply))
+    }
+
+    fn reply_only(&self, reply: Reply) -> Reply {
+        self.inner.metrics.incr(reply.outcome);
+        if reply.status == StatusCode::OK {
+            tracing::debug!(target: TRACING_TARGET, outcome = reply.outcome, "webhook answered");
+        } else {
+            tracing::info!(target: TRACING_TARGET, outcome = reply.outcome, status = reply.status.as_u16(), "webhook rejected");
+        }
+        reply
+    }
+
+    /// The verifier's view of the request: method, absolute target URI
+    /// (configured scheme + the authority as received + path and query),
+    /// every header line, the raw body.
+    fn message<'a>(&self, parts: &'a http::request::Parts, body: &'a [u8]) -> Option<Message<'a>> {
+        let authority = match parts.uri.authority() {
+            Some(a) => a.as_str(),
+            None => parts.headers.get(http::header::HOST)?.to_str().ok()?,
+        };
+        let path = parts.uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
+        let target = format!("{}://{}{}", self.inner.config.scheme, authority, path);
+        let mut msg = Message::request(parts.method.as_str(), target);
+        if parts.version == http::Version::HTTP_2 {
+            if let Some(a) = parts.uri.authority() {
+                msg.push_header(":authority", a.as_str());
+            }
+        }
+        for (name, value) in &parts.headers {
+            msg.push_header(name.as_str(), value);
+        }
+        Some(msg.with_body(body))
+    }
+}
+
+/// `application/json`, with optional parameters, case-insensitive.
+fn is_json(headers: &http::HeaderMap) -> bool {
+    let mut values = headers.get_all(http::header::CONTENT_TYPE).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let media = value.split(';').next().unwrap_or("").trim();
+    media.eq_ignore_ascii_case("application/json")
+}
+
+fn verify_reply(e: &VerifyError) -> Reply {
+    let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
+    tracing::info!(target: TRACING_TARGET, code = e.code_str(), step = %e.step(), detail = e.detail(), "webhook verification failed");
+    Reply {
+        status,
+        www_authenticate: e.www_authenticate(),
+        retry_after: None,
+        outcome: e.code_str(),
+    }
+}

@@ -1,0 +1,294 @@
+//! Where a webhook goes and how it authenticates: the registration.
+
+use adcp_jwks::ssrf::{SsrfError, SsrfPolicy};
+use adcp_sign::{LegacyHmacSigner, SignError};
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+use url::{Host, Url};
+
+/// How deliveries to one registration authenticate, chosen strictly from
+/// the registration: `authentication` absent → RFC 9421 (the default and
+/// the recommended posture); present → the deprecated legacy scheme it
+/// names. Never both.
+#[derive(Clone)]
+pub enum DeliveryAuth {
+    /// The AdCP RFC 9421 webhook profile, signed by the sender's key.
+    Rfc9421,
+    /// Deprecated: `X-ADCP-Signature` / `X-ADCP-Timestamp` over the raw body.
+    HmacSha256(Arc<LegacyHmacSigner>),
+    /// Deprecated: `Authorization: Bearer <token>` (no body protection).
+    Bearer(String),
+}
+
+impl fmt::Debug for DeliveryAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Rfc9421 => "Rfc9421",
+            Self::HmacSha256(_) => "HmacSha256(<redacted>)",
+            Self::Bearer(_) => "Bearer(<redacted>)",
+        })
+    }
+}
+
+impl DeliveryAuth {
+    /// A stable name for logs: `rfc9421`, `hmac-sha256`, `bearer`.
+    #[must_use]
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Self::Rfc9421 => "rfc9421",
+            Self::HmacSha256(_) => "hmac-sha256",
+            Self::Bearer(_) => "bearer",
+        }
+    }
+
+    /// Whether this is a deprecated legacy scheme.
+    #[must_use]
+    pub const fn is_legacy(&self) -> bool {
+        !matches!(self, Self::Rfc9421)
+    }
+}
+
+/// A webhook registration as the buyer sent it
+/// (`push_notification_config`, `notification_configs[]`, …): the URL,
+/// the `operation_id` to echo, and the authentication mode.
+#[derive(Debug, Clone)]
+pub struct Destination {
+    url: String,
+    operation_id: Option<String>,
+    auth: DeliveryAuth,
+}
+
+/// A registration the sender cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DestinationError {
+    /// `url` is missing or not a string.
+    #[error("registration has no url")]
+    MissingUrl,
+    /// The `authentication` block is malformed or names an unsupported scheme.
+    #[error("registration authentication is invalid: {0}")]
+    InvalidAuthentication(&'static str),
+    /// The legacy credential was refused (too short, weak).
+    #[error("registration credential refused: {0}")]
+    Credential(String),
+    /// The URL fails the SSRF rules (scheme, userinfo, reserved address).
+    #[error("destination refused: {0}")]
+    Untrusted(SsrfError),
+}
+
+impl Destination {
+    /// An RFC 9421 destination.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            operation_id: None,
+            auth: DeliveryAuth::Rfc9421,
+        }
+    }
+
+    /// Sets the registered `operation_id` (kept for the envelope echo).
+    #[must_use]
+    pub fn with_operation_id(mut self, operation_id: impl Into<String>) -> Self {
+        self.operation_id = Some(operation_id.into());
+        self
+    }
+
+    /// Sets the authentication mode explicitly.
+    #[must_use]
+    pub fn with_auth(mut self, auth: DeliveryAuth) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Reads a registration object: `url` (required), `operation_id`, and
+    /// `authentication` (`{"schemes": ["HMAC-SHA256"|"Bearer"],
+    /// "credentials": "…"}`; absent or `null` selects RFC 9421). A legacy
+    /// scheme logs a deprecation warning: it is removed in AdCP 4.0.
+    ///
+    /// # Errors
+    ///
+    /// [`DestinationError`].
+    pub fn from_registration(registration: &Value) -> Result<Self, DestinationError> {
+        let url = registration
+            .get("url")
+            .and_then(Value::as_str)
+            .ok_or(DestinationError::MissingUrl)?;
+        let operation_id = registration
+            .get("operation_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let auth = match registration.get("authentication") {
+            None | Some(Value::Null) => DeliveryAuth::Rfc9421,
+            Some(block) => {
+                let invalid = DestinationError::InvalidAuthentication;
+                let scheme = match block.get("schemes").and_then(Value::as_array).map(Vec::as_slice) {
+                    Some([Value::String(s)]) => s.as_str(),
+                    _ => return Err(invalid("`schemes` must hold exactly one scheme")),
+                };
+                let credentials = block
+                    .get("credentials")
+                    .and_then(Value::as_str)
+                    .ok_or(invalid("`credentials` must be a string"))?;
+                let auth = match scheme {
+                    "HMAC-SHA256" => DeliveryAuth::HmacSha256(Arc::new(
+                        LegacyHmacSigner::new(credentials.as_bytes())
+                            .map_err(|e: SignError| DestinationError::Credential(e.code().to_owned()))?,
+                    )),
+                    "Bearer" => {
+                        if credentials.len() < 32 || !credentials.bytes().all(|b| b.is_ascii_graphic()) {
+                            return Err(DestinationError::Credential("bearer_token_invalid".to_owned()));
+                        }
+                        DeliveryAuth::Bearer(credentials.to_owned())
+                    }
+                    _ => return Err(invalid("`schemes` must be [\"HMAC-SHA256\"] or [\"Bearer\"]")),
+                };
+                tracing::warn!(
+                    target: "adcp_webhook::sender",
+                    scheme = auth.as_str(),
+                    "registration selects a deprecated legacy webhook scheme (removed in AdCP 4.0); prefer RFC 9421"
+                );
+                auth
+            }
+        };
+        Ok(Self {
+            url: url.to_owned(),
+            operation_id,
+            auth,
+        })
+    }
+
+    /// The URL, as registered.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The registered `operation_id`.
+    #[must_use]
+    pub fn operation_id(&self) -> Option<&str> {
+        self.operation_id.as_deref()
+    }
+
+    /// The authentication mode.
+    #[must_use]
+    pub fn auth(&self) -> &DeliveryAuth {
+        &self.auth
+    }
+}
+
+/// The SSRF rules a sender applies to every destination before the first
+/// attempt (and, through the pinned resolver, to every address it
+/// connects to).
+#[derive(Debug, Clone, Default)]
+pub struct DestinationPolicy {
+    ssrf: SsrfPolicy,
+    plain_http_loopback: bool,
+}
+
+impl DestinationPolicy {
+    /// The production policy: HTTPS only, reserved ranges refused, any port.
+    #[must_use]
+    pub fn new(ssrf: SsrfPolicy) -> Self {
+        Self {
+            ssrf,
+            plain_http_loopback: false,
+        }
+    }
+
+    /// **Tests and local demos only.** Also accepts `http://` URLs whose
+    /// host is a loopback IP literal (`127.0.0.0/8`, `[::1]`), and loopback
+    /// addresses in general. Never enable it in production.
+    #[must_use]
+    pub fn dangerously_allow_plain_http_loopback(mut self) -> Self {
+        self.plain_http_loopback = true;
+        self.ssrf = self.ssrf.dangerously_allow_loopback_for_tests();
+        self
+    }
+
+    /// Whether plain HTTP to loopback is allowed.
+    #[must_use]
+    pub fn allows_plain_http_loopback(&self) -> bool {
+        self.plain_http_loopback
+    }
+
+    /// The SSRF policy in force.
+    #[must_use]
+    pub fn ssrf(&self) -> &SsrfPolicy {
+        &self.ssrf
+    }
+
+    /// Validates `url`.
+    ///
+    /// # Errors
+    ///
+    /// The [`SsrfError`] of the first rule the URL breaks.
+    pub fn check(&self, url: &str) -> Result<Url, SsrfError> {
+        let parsed = Url::parse(url).map_err(|_| SsrfError::InvalidUrl)?;
+        if parsed.scheme() == "http" && self.plain_http_loopback {
+            let loopback = match parsed.host() {
+                Some(Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(Host::Ipv6(ip)) => ip.is_loopback(),
+                _ => false,
+            };
+            if !loopback {
+                return Err(SsrfError::SchemeNotAllowed);
+            }
+            let mut as_https = parsed.clone();
+            as_https.set_scheme("https").map_err(|()| SsrfError::InvalidUrl)?;
+            self.ssrf.check_parsed_url(&as_https)?;
+            return Ok(parsed);
+        }
+        self.ssrf.check_parsed_url(&parsed)?;
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn registration_selects_one_mode() {
+        let d = Destination::from_registration(&json!({"url": "https://b.example/h", "operation_id": "op_1"})).unwrap();
+        assert_eq!(d.auth().as_str(), "rfc9421");
+        assert_eq!(d.operation_id(), Some("op_1"));
+        let secret = "0123456789abcdef0123456789abcdef";
+        let d = Destination::from_registration(&json!({"url": "https://b.example/h",
+            "authentication": {"schemes": ["HMAC-SHA256"], "credentials": secret}}))
+        .unwrap();
+        assert_eq!(d.auth().as_str(), "hmac-sha256");
+        for bad in [
+            json!({"url": "https://b.example/h", "authentication": {"schemes": ["HMAC-SHA256", "Bearer"], "credentials": secret}}),
+            json!({"url": "https://b.example/h", "authentication": {"schemes": ["Basic"], "credentials": secret}}),
+            json!({"url": "https://b.example/h", "authentication": {"schemes": ["HMAC-SHA256"], "credentials": "short"}}),
+            json!({"operation_id": "op"}),
+        ] {
+            assert!(Destination::from_registration(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn plain_http_only_to_loopback_literals_and_only_when_enabled() {
+        let prod = DestinationPolicy::default();
+        assert_eq!(prod.check("http://127.0.0.1:8080/h"), Err(SsrfError::SchemeNotAllowed));
+        assert!(matches!(
+            prod.check("https://10.1.2.3/h"),
+            Err(SsrfError::ReservedAddress(_))
+        ));
+        assert!(prod.check("https://buyer.example/h").is_ok());
+        let test = DestinationPolicy::default().dangerously_allow_plain_http_loopback();
+        assert!(test.check("http://127.0.0.1:8080/h").is_ok());
+        assert!(test.check("http://[::1]:8080/h").is_ok());
+        assert_eq!(test.check("http://buyer.example/h"), Err(SsrfError::SchemeNotAllowed));
+        assert!(matches!(
+            test.check("https://169.254.169.254/"),
+            Err(SsrfError::ReservedAddress(_))
+        ));
+        assert!(matches!(
+            test.check("http://user:pw@127.0.0.1/"),
+            Err(SsrfError::CredentialsInUrl)
+        ));
+    }
+}
