@@ -39,6 +39,18 @@ pub enum DocumentError {
     Jwks(String),
     /// The revocation list's JWS signature does not verify.
     Signature(&'static str),
+    /// Two JWKS entries share a `kid` (the spec: "distinct within the JWKS").
+    DuplicateKid {
+        /// The repeated `kid`.
+        kid: String,
+    },
+    /// Two JWKS entries share a `kid` under different `adcp_use` purposes
+    /// ("MUST NOT collide with any other entry's `kid` regardless of
+    /// `adcp_use`").
+    KidReusedAcrossPurposes {
+        /// The repeated `kid`.
+        kid: String,
+    },
 }
 
 impl fmt::Display for DocumentError {
@@ -49,6 +61,10 @@ impl fmt::Display for DocumentError {
             DocumentError::Shape(what) => write!(f, "unexpected document shape: {what}"),
             DocumentError::Jwks(e) => write!(f, "invalid JWKS: {e}"),
             DocumentError::Signature(what) => write!(f, "revocation list signature: {what}"),
+            DocumentError::DuplicateKid { kid } => write!(f, "JWKS repeats kid {kid:?}"),
+            DocumentError::KidReusedAcrossPurposes { kid } => {
+                write!(f, "JWKS reuses kid {kid:?} across adcp_use purposes")
+            }
         }
     }
 }
@@ -218,8 +234,48 @@ impl BrandJson {
 /// [`DocumentError::Jwks`].
 pub fn parse_jwks(bytes: &[u8]) -> Result<(Value, Jwks), DocumentError> {
     let value = strict_parse(bytes, MAX_JWKS_BYTES)?;
+    check_kids(&value)?;
     let jwks = Jwks::from_json_value(&value).map_err(|e| DocumentError::Jwks(e.to_string()))?;
     Ok((value, jwks))
+}
+
+/// The JWKS-level `kid` rules, checked on the published JSON before key
+/// validation: every `kid` is unique within the set whatever its
+/// `adcp_use` ([`DocumentError::KidReusedAcrossPurposes`] when the two
+/// entries declare different purposes, [`DocumentError::DuplicateKid`]
+/// otherwise). Unknown members (`adcp_use`, ...) are left untouched.
+///
+/// # Errors
+///
+/// As above; [`DocumentError::Shape`] when `keys` is not an array of
+/// objects with string `kid`s.
+pub fn check_kids(jwks: &Value) -> Result<(), DocumentError> {
+    let keys = jwks
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or(DocumentError::Shape("JWKS without a keys array"))?;
+    if keys.len() > MAX_ENTRIES {
+        return Err(DocumentError::Shape("JWKS has too many keys"));
+    }
+    let mut seen: std::collections::HashMap<&str, Option<&Value>> = std::collections::HashMap::new();
+    for key in keys {
+        let key = key
+            .as_object()
+            .ok_or(DocumentError::Shape("JWKS entry is not an object"))?;
+        let kid = match key.get("kid") {
+            None => continue,
+            Some(Value::String(k)) => k.as_str(),
+            Some(_) => return Err(DocumentError::Shape("JWKS entry kid is not a string")),
+        };
+        let purpose = key.get("adcp_use");
+        if let Some(previous) = seen.insert(kid, purpose) {
+            if previous != purpose {
+                return Err(DocumentError::KidReusedAcrossPurposes { kid: kid.to_owned() });
+            }
+            return Err(DocumentError::DuplicateKid { kid: kid.to_owned() });
+        }
+    }
+    Ok(())
 }
 
 /// A revocation list (`revoked_kids`, `next_update`).
@@ -524,6 +580,49 @@ mod tests {
         let big = vec![b' '; MAX_JWKS_BYTES + 1];
         assert!(matches!(parse_jwks(&big), Err(DocumentError::TooLarge { .. })));
         assert!(parse_jwks(br#"{"keys":[]}"#).is_ok());
+    }
+
+    #[test]
+    fn jwks_kid_rules_and_unknown_members() {
+        let k = |kid: &str, adcp_use: &str| {
+            format!(
+                r#"{{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"{kid}","alg":"EdDSA","use":"sig","key_ops":["verify"],"adcp_use":"{adcp_use}","x_vendor":{{"n":1}}}}"#
+            )
+        };
+        let one = format!(r#"{{"keys":[{}]}}"#, k("a", "request-signing"));
+        let (value, jwks) = parse_jwks(one.as_bytes()).unwrap();
+        // Unknown members survive parsing, in the raw value and the model.
+        assert_eq!(value["keys"][0]["adcp_use"], "request-signing");
+        let jwk = jwks.key("a").unwrap();
+        assert_eq!(jwk.member("adcp_use").and_then(Value::as_str), Some("request-signing"));
+        assert_eq!(jwk.member("x_vendor"), Some(&serde_json::json!({"n": 1})));
+
+        let dup = format!(
+            r#"{{"keys":[{},{}]}}"#,
+            k("a", "request-signing"),
+            k("a", "request-signing")
+        );
+        assert_eq!(
+            parse_jwks(dup.as_bytes()).unwrap_err(),
+            DocumentError::DuplicateKid { kid: "a".into() }
+        );
+        let cross = format!(
+            r#"{{"keys":[{},{}]}}"#,
+            k("a", "request-signing"),
+            k("a", "governance-signing")
+        );
+        assert_eq!(
+            parse_jwks(cross.as_bytes()).unwrap_err(),
+            DocumentError::KidReusedAcrossPurposes { kid: "a".into() }
+        );
+        let two = format!(
+            r#"{{"keys":[{},{}]}}"#,
+            k("a", "request-signing"),
+            k("b", "governance-signing")
+        );
+        assert_eq!(parse_jwks(two.as_bytes()).unwrap().1.len(), 2);
+        assert!(parse_jwks(br#"{"keys":[{"kid":1}]}"#).is_err());
+        assert!(parse_jwks(br#"{"keys":{}}"#).is_err());
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl DnsResolver for SystemDnsResolver {
 }
 
 /// At most this many addresses of one answer are checked and used.
-const MAX_ADDRESSES: usize = 16;
+pub(crate) const MAX_ADDRESSES: usize = 16;
 
 /// A fixed name → addresses table (tests, or deployments that pin hosts).
 /// Unknown names fail to resolve.
@@ -174,9 +174,9 @@ impl fmt::Display for FetchError {
 impl std::error::Error for FetchError {}
 
 /// The connector-side resolver: one lookup, every address checked.
-struct GuardedResolver {
-    policy: SsrfPolicy,
-    inner: Arc<dyn DnsResolver>,
+pub(crate) struct GuardedResolver {
+    pub(crate) policy: SsrfPolicy,
+    pub(crate) inner: Arc<dyn DnsResolver>,
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {
@@ -258,6 +258,23 @@ impl Fetcher {
     /// Every [`FetchError`]; a body longer than `max_bytes` is
     /// [`FetchError::TooLarge`] and is not read past the cap.
     pub async fn get(&self, url: &Url, max_bytes: usize) -> Result<Vec<u8>, FetchError> {
+        match self.get_or_redirect(url, max_bytes).await? {
+            Fetched::Body(body) => Ok(body),
+            Fetched::Redirect { status, .. } => Err(FetchError::Redirect(status)),
+        }
+    }
+
+    /// Like [`get`](Self::get), but a `3xx` answer with a `Location` is
+    /// returned (never followed) so that a caller implementing one of the
+    /// spec's bounded redirect carve-outs can validate the next hop itself.
+    /// The location is resolved against `url` but **not** SSRF-checked:
+    /// the caller must check it (and every later hop) before fetching it.
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Self::get); a `3xx` without a usable `Location` is
+    /// [`FetchError::Redirect`].
+    pub async fn get_or_redirect(&self, url: &Url, max_bytes: usize) -> Result<Fetched, FetchError> {
         self.policy.check_parsed_url(url).map_err(FetchError::Untrusted)?;
         let mut response = self
             .client
@@ -268,7 +285,17 @@ impl Fetcher {
             .map_err(classify)?;
         let status = response.status();
         if status.is_redirection() {
-            return Err(FetchError::Redirect(status.as_u16()));
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .filter(|v| v.len() <= MAX_LOCATION_LEN)
+                .and_then(|v| url.join(v).ok())
+                .ok_or(FetchError::Redirect(status.as_u16()))?;
+            return Ok(Fetched::Redirect {
+                status: status.as_u16(),
+                location,
+            });
         }
         if status != reqwest::StatusCode::OK {
             return Err(FetchError::Status(status.as_u16()));
@@ -283,8 +310,25 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(body)
+        Ok(Fetched::Body(body))
     }
+}
+
+/// Longest `Location` header value considered.
+const MAX_LOCATION_LEN: usize = 2048;
+
+/// What [`Fetcher::get_or_redirect`] received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// A `200` body within the cap.
+    Body(Vec<u8>),
+    /// A `3xx` answer, not followed.
+    Redirect {
+        /// The status code.
+        status: u16,
+        /// The `Location`, resolved against the request URL, **unchecked**.
+        location: Url,
+    },
 }
 
 /// Maps a reqwest error, recovering a typed SSRF refusal from the

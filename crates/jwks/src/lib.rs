@@ -41,12 +41,25 @@
 
 #![forbid(unsafe_code)]
 
+pub mod adagents;
+pub mod destination;
 pub mod documents;
 pub mod fetch;
+pub mod identity;
+pub mod psl;
 pub mod resolver;
 pub mod ssrf;
+pub mod trace;
 
+pub use destination::{DestinationError, DestinationPolicy};
 pub use documents::{BrandAgent, BrandDocument, BrandJson, DocumentError, RevocationList};
-pub use fetch::{DnsResolver, FetchConfig, FetchError, Fetcher, StaticDnsResolver, SystemDnsResolver, TrustRoots};
+pub use fetch::{
+    DnsResolver, FetchConfig, FetchError, Fetched, Fetcher, StaticDnsResolver, SystemDnsResolver, TrustRoots,
+};
+pub use identity::{
+    AgentResolution, Capabilities, CapabilitiesSource, ChainOptions, DiscoveryFailure, KeySource, PublisherPin,
+    SigningSurface, StaticCapabilities,
+};
 pub use resolver::{DiscoveryError, HttpsKeyResolver, HttpsKeyResolverBuilder};
 pub use ssrf::{ReservedRange, SsrfError, SsrfPolicy};
+pub use trace::{DiscoveryTrace, StepOutcome, TraceStep};

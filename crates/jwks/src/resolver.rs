@@ -1,11 +1,13 @@
 //! [`HttpsKeyResolver`]: the webhook discovery chain with caching,
 //! kid-miss refetch, and revocation polling.
 
-use crate::documents::{
-    parse_jwks, AgentLookupError, BrandJson, DocumentError, RevocationList, MAX_BRAND_JSON_BYTES, MAX_JWKS_BYTES,
-    MAX_REVOCATION_LIST_BYTES,
-};
+use crate::documents::{DocumentError, RevocationList, MAX_REVOCATION_LIST_BYTES};
 use crate::fetch::{FetchConfig, FetchError, Fetcher};
+use crate::identity::{
+    resolve_brand_json_url, resolve_well_known, AgentResolution, CapabilitiesSource, ChainOptions, PublisherPin,
+    SigningSurface,
+};
+use crate::trace::DiscoveryTrace;
 use adcp_sigbase::jwk::Jwks;
 use adcp_verify::keys::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus};
 use async_trait::async_trait;
@@ -42,28 +44,102 @@ pub enum DiscoveryError {
     BrandJsonAmbiguous,
     /// brand.json redirected more than once (`*_jwks_untrusted`).
     RedirectChain,
+    /// `brand_json_url` chain, step 1: the capabilities could not be
+    /// obtained (`*_capabilities_unreachable`, transient).
+    CapabilitiesUnreachable(String),
+    /// Step 1 answered, but not with a capabilities object
+    /// (`*_capabilities_unreachable`: the spec has no separate code).
+    CapabilitiesMalformed(String),
+    /// Step 2: `identity.brand_json_url` absent or not HTTPS
+    /// (`*_brand_json_url_missing`).
+    BrandJsonUrlMissing,
+    /// Step 4: the brand.json fetch failed (`*_brand_json_unreachable`,
+    /// transient).
+    BrandJsonUnreachable(String),
+    /// Step 4: brand.json failed strict parsing, or is over its cap
+    /// (`*_brand_json_malformed`).
+    BrandJsonMalformed(String),
+    /// Step 3: the agent's eTLD+1 differs from the brand.json URL's and
+    /// `authorized_operators[]` does not delegate it
+    /// (`*_brand_origin_mismatch`).
+    BrandOriginMismatch {
+        /// eTLD+1 of the agent URL.
+        agent_etld1: String,
+        /// eTLD+1 of the `brand_json_url`.
+        brand_json_url_etld1: String,
+    },
+    /// Step 7: the resolved `jwks_uri` host differs from the declared
+    /// `identity.key_origins.{purpose}` (`*_key_origin_mismatch`).
+    KeyOriginMismatch {
+        /// The purpose (`request_signing`, `webhook_signing`).
+        purpose: String,
+        /// The declared origin, canonicalized.
+        expected_origin: String,
+        /// The host of the resolved `jwks_uri`, canonicalized.
+        actual_origin: String,
+    },
+    /// Step 7: signing declared without `identity.key_origins.{purpose}`
+    /// (`*_key_origin_missing`).
+    KeyOriginMissing {
+        /// The purpose.
+        purpose: String,
+        /// The capabilities member that declared the signing posture.
+        posture: String,
+    },
 }
 
 impl DiscoveryError {
     /// The spec error code under `prefix` (`"webhook"` or `"request"`).
     pub fn code(&self, prefix: &str) -> String {
-        let suffix = match self {
+        format!("{prefix}_signature_{}", self.code_suffix())
+    }
+
+    /// The code without its profile prefix (`jwks_untrusted`,
+    /// `brand_origin_mismatch`, ...).
+    pub fn code_suffix(&self) -> &'static str {
+        match self {
             DiscoveryError::Untrusted(_) | DiscoveryError::RedirectChain => "jwks_untrusted",
             DiscoveryError::Unavailable(_) | DiscoveryError::Malformed(_) => "jwks_unavailable",
             DiscoveryError::AgentNotInBrandJson => "agent_not_in_brand_json",
             DiscoveryError::BrandJsonAmbiguous => "brand_json_ambiguous",
-        };
-        format!("{prefix}_signature_{suffix}")
+            DiscoveryError::CapabilitiesUnreachable(_) | DiscoveryError::CapabilitiesMalformed(_) => {
+                "capabilities_unreachable"
+            }
+            DiscoveryError::BrandJsonUrlMissing => "brand_json_url_missing",
+            DiscoveryError::BrandJsonUnreachable(_) => "brand_json_unreachable",
+            DiscoveryError::BrandJsonMalformed(_) => "brand_json_malformed",
+            DiscoveryError::BrandOriginMismatch { .. } => "brand_origin_mismatch",
+            DiscoveryError::KeyOriginMismatch { .. } => "key_origin_mismatch",
+            DiscoveryError::KeyOriginMissing { .. } => "key_origin_missing",
+        }
     }
 
-    /// The verifier-facing [`ResolveError`]: permanent chain failures are
-    /// `Untrusted`, transient ones `Unavailable`.
+    /// Whether retrying later may succeed (network failures, documents an
+    /// operator can fix); permanent refusals of the chain are not.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            DiscoveryError::Unavailable(_)
+                | DiscoveryError::Malformed(_)
+                | DiscoveryError::CapabilitiesUnreachable(_)
+                | DiscoveryError::CapabilitiesMalformed(_)
+                | DiscoveryError::BrandJsonUnreachable(_)
+                | DiscoveryError::BrandJsonMalformed(_)
+        )
+    }
+
+    /// The verifier-facing [`ResolveError`]: transient failures
+    /// ([`is_transient`](Self::is_transient)) are `Unavailable`
+    /// (`*_jwks_unavailable`), permanent chain refusals `Untrusted`
+    /// (`*_jwks_untrusted`). The message carries the precise spec code
+    /// ([`code`](Self::code)) for logs; the verifier's taxonomy has no
+    /// finer codes for key discovery.
     pub fn to_resolve_error(&self) -> ResolveError {
-        match self {
-            DiscoveryError::Unavailable(_) | DiscoveryError::Malformed(_) => {
-                ResolveError::Unavailable(self.to_string())
-            }
-            _ => ResolveError::Untrusted(self.to_string()),
+        let detail = format!("{self} ({})", self.code_suffix());
+        if self.is_transient() {
+            ResolveError::Unavailable(detail)
+        } else {
+            ResolveError::Untrusted(detail)
         }
     }
 }
@@ -77,6 +153,29 @@ impl fmt::Display for DiscoveryError {
             DiscoveryError::AgentNotInBrandJson => f.write_str("agent URL not in brand.json agents[]"),
             DiscoveryError::BrandJsonAmbiguous => f.write_str("agent URL matches several brand.json agents[]"),
             DiscoveryError::RedirectChain => f.write_str("brand.json redirect chain refused"),
+            DiscoveryError::CapabilitiesUnreachable(d) => write!(f, "capabilities unreachable: {d}"),
+            DiscoveryError::CapabilitiesMalformed(d) => write!(f, "capabilities malformed: {d}"),
+            DiscoveryError::BrandJsonUrlMissing => f.write_str("identity.brand_json_url absent or not https"),
+            DiscoveryError::BrandJsonUnreachable(d) => write!(f, "brand.json unreachable: {d}"),
+            DiscoveryError::BrandJsonMalformed(d) => write!(f, "brand.json malformed: {d}"),
+            DiscoveryError::BrandOriginMismatch {
+                agent_etld1,
+                brand_json_url_etld1,
+            } => write!(
+                f,
+                "agent eTLD+1 {agent_etld1:?} differs from brand_json_url eTLD+1 {brand_json_url_etld1:?} and is not an authorized operator"
+            ),
+            DiscoveryError::KeyOriginMismatch {
+                purpose,
+                expected_origin,
+                actual_origin,
+            } => write!(
+                f,
+                "key_origins.{purpose} is {expected_origin:?} but jwks_uri is on {actual_origin:?}"
+            ),
+            DiscoveryError::KeyOriginMissing { purpose, posture } => {
+                write!(f, "{posture} declares signing but key_origins.{purpose} is absent")
+            }
         }
     }
 }
@@ -110,6 +209,8 @@ fn system_clock() -> UnixClock {
 pub struct HttpsKeyResolverBuilder {
     agent_url: String,
     brand_json_url: Option<String>,
+    capabilities: Option<Arc<dyn CapabilitiesSource>>,
+    options: ChainOptions,
     revocation_list_url: Option<String>,
     allow_unsigned_revocation_list: bool,
     jwks_ttl_secs: i64,
@@ -122,6 +223,33 @@ impl HttpsKeyResolverBuilder {
     /// the agent URL's host (the operator domain is a separate host).
     pub fn brand_json_url(mut self, url: impl Into<String>) -> Self {
         self.brand_json_url = Some(url.into());
+        self
+    }
+
+    /// Use the 8-step `identity.brand_json_url` chain (request signing, or
+    /// any agent whose capabilities carry `identity.brand_json_url`)
+    /// instead of the webhook chain; `source` supplies the
+    /// `get_adcp_capabilities` response. See
+    /// [`resolve_brand_json_url`](crate::identity::resolve_brand_json_url).
+    pub fn capabilities(mut self, source: Arc<dyn CapabilitiesSource>) -> Self {
+        self.capabilities = Some(source);
+        self
+    }
+
+    /// The surface the keys verify (default [`SigningSurface::Webhook`]);
+    /// decides which `identity.key_origins` entries are checked and whether
+    /// a publisher pin applies.
+    pub fn surface(mut self, surface: SigningSurface) -> Self {
+        self.options.surface = surface;
+        self
+    }
+
+    /// A publisher's adagents.json `signing_keys[]` pin for this agent.
+    /// Set it **only** for sell-side webhook delivery: it then replaces the
+    /// `jwks_uri` as the key source (publisher > operator) and any `keyid`
+    /// outside it is unknown. Ignored on the request surface.
+    pub fn publisher_pin(mut self, pin: PublisherPin) -> Self {
+        self.options.publisher_pin = Some(Arc::new(pin));
         self
     }
 
@@ -190,6 +318,9 @@ impl HttpsKeyResolverBuilder {
             inner: Arc::new(Inner {
                 agent_url: self.agent_url,
                 brand_json_url,
+                capabilities: self.capabilities,
+                options: self.options,
+                last_trace: RwLock::new(None),
                 revocation_list_url,
                 allow_unsigned: self.allow_unsigned_revocation_list,
                 jwks_ttl_secs: self.jwks_ttl_secs,
@@ -208,7 +339,7 @@ impl HttpsKeyResolverBuilder {
 struct Snapshot {
     keys: HashMap<String, Arc<ResolvedKey>>,
     jwks: Jwks,
-    jwks_uri: Url,
+    jwks_uri: Option<Url>,
     expires_at: i64,
     generation: u64,
 }
@@ -231,6 +362,9 @@ struct RevocationState {
 struct Inner {
     agent_url: String,
     brand_json_url: Url,
+    capabilities: Option<Arc<dyn CapabilitiesSource>>,
+    options: ChainOptions,
+    last_trace: RwLock<Option<(DiscoveryTrace, Option<String>)>>,
     revocation_list_url: Option<Url>,
     allow_unsigned: bool,
     jwks_ttl_secs: i64,
@@ -277,6 +411,8 @@ impl HttpsKeyResolver {
         HttpsKeyResolverBuilder {
             agent_url: agent_url.into(),
             brand_json_url: None,
+            capabilities: None,
+            options: ChainOptions::default(),
             revocation_list_url: None,
             allow_unsigned_revocation_list: false,
             jwks_ttl_secs: 5 * 60,
@@ -292,7 +428,16 @@ impl HttpsKeyResolver {
 
     /// The `jwks_uri` of the current snapshot, if any.
     pub fn jwks_uri(&self) -> Option<Url> {
-        self.current().map(|s| s.jwks_uri.clone())
+        self.current().and_then(|s| s.jwks_uri.clone())
+    }
+
+    /// The trace of the last chain run, and the spec code suffix it failed
+    /// with (if it failed). Fetch times in it let [`TraceStep::age_secs`]
+    /// report how old each cached document is.
+    ///
+    /// [`TraceStep::age_secs`]: crate::trace::TraceStep::age_secs
+    pub fn last_trace(&self) -> Option<(DiscoveryTrace, Option<String>)> {
+        self.inner.last_trace.read().ok().and_then(|g| g.clone())
     }
 
     /// The current JWKS snapshot, if any.
@@ -300,7 +445,9 @@ impl HttpsKeyResolver {
         self.current().map(|s| s.jwks.clone())
     }
 
-    /// How many HTTP fetches this resolver has started (all documents).
+    /// How many network operations this resolver has started: discovery
+    /// chain runs (brand.json + JWKS) and revocation-list fetches. A cached
+    /// resolution adds nothing.
     pub fn fetch_count(&self) -> u64 {
         self.inner.fetches.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -355,14 +502,16 @@ impl HttpsKeyResolver {
             }
         }
         match self.fetch_chain().await {
-            Ok((jwks_uri, jwks, parsed)) => {
+            Ok(resolution) => {
                 state.negative = None;
                 state.generation = state.generation.wrapping_add(1);
                 let ttl = self.ttl().await;
+                let jwks_uri = resolution.jwks_uri().cloned();
+                let agent = resolution.agent_entry.url.clone();
                 let mut keys = HashMap::new();
-                if let Some(arr) = jwks.get("keys").and_then(|k| k.as_array()) {
+                if let Some(arr) = resolution.jwks_json.get("keys").and_then(|k| k.as_array()) {
                     for jwk in arr {
-                        if let Some(key) = ResolvedKey::from_jwk_json(jwk, self.inner.agent_url.clone()) {
+                        if let Some(key) = ResolvedKey::from_jwk_json(jwk, agent.clone()) {
                             keys.insert(key.kid().to_owned(), Arc::new(key));
                         }
                     }
@@ -370,7 +519,7 @@ impl HttpsKeyResolver {
                 let found = keys.get(keyid).cloned();
                 let snap = Arc::new(Snapshot {
                     keys,
-                    jwks: parsed,
+                    jwks: resolution.jwks,
                     jwks_uri,
                     expires_at: now.saturating_add(ttl),
                     generation: state.generation,
@@ -400,46 +549,33 @@ impl HttpsKeyResolver {
         ttl.clamp(POLL_FLOOR_SECS, POLL_CEILING_SECS)
     }
 
-    async fn fetch_chain(&self) -> Result<(Url, serde_json::Value, Jwks), DiscoveryError> {
-        let mut url = self.inner.brand_json_url.clone();
-        let mut redirected = false;
-        let doc = loop {
-            let body = self
-                .get(&url, MAX_BRAND_JSON_BYTES)
-                .await
-                .map_err(|e| from_fetch("brand.json", e))?;
-            let next = match BrandJson::parse(&body).map_err(|e| from_doc("brand.json", e))? {
-                BrandJson::Document(d) => break d,
-                BrandJson::AuthoritativeLocation(loc) => loc,
-                BrandJson::HouseRedirect(domain) => format!("https://{domain}/.well-known/brand.json"),
-            };
-            if redirected {
-                return Err(DiscoveryError::RedirectChain);
+    async fn fetch_chain(&self) -> Result<AgentResolution, DiscoveryError> {
+        self.inner.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let now = (self.inner.clock)();
+        let inner = &self.inner;
+        let result = match &inner.capabilities {
+            Some(caps) => {
+                resolve_brand_json_url(&inner.fetcher, &inner.agent_url, caps.as_ref(), &inner.options, now).await
             }
-            redirected = true;
-            url = self
-                .inner
-                .fetcher
-                .policy()
-                .check_url(&next)
-                .map_err(|e| DiscoveryError::Untrusted(format!("brand.json redirect: {e}")))?;
+            None => {
+                resolve_well_known(
+                    &inner.fetcher,
+                    &inner.agent_url,
+                    Some(&inner.brand_json_url),
+                    &inner.options,
+                    now,
+                )
+                .await
+            }
         };
-        let agent = doc.agent(&self.inner.agent_url).map_err(|e| match e {
-            AgentLookupError::NotFound => DiscoveryError::AgentNotInBrandJson,
-            AgentLookupError::Ambiguous => DiscoveryError::BrandJsonAmbiguous,
-        })?;
-        let jwks_uri = agent.jwks_url().map_err(|e| from_doc("brand.json", e))?;
-        self.inner
-            .fetcher
-            .policy()
-            .check_parsed_url(&jwks_uri)
-            .map_err(|e| DiscoveryError::Untrusted(format!("jwks_uri: {e}")))?;
-        let body = self
-            .get(&jwks_uri, MAX_JWKS_BYTES)
-            .await
-            .map_err(|e| from_fetch("jwks", e))?;
-        let (value, parsed) = parse_jwks(&body).map_err(|e| from_doc("jwks", e))?;
-        Ok((jwks_uri, value, parsed))
+        let (trace, outcome) = match result {
+            Ok(r) => ((r.trace.clone(), None), Ok(r)),
+            Err(f) => ((f.trace, Some(f.error.code_suffix().to_owned())), Err(f.error)),
+        };
+        if let Ok(mut g) = inner.last_trace.write() {
+            *g = Some(trace);
+        }
+        outcome
     }
 
     /// Revocation status of `kid` at `now` (Unix seconds), polling the list
