@@ -442,54 +442,58 @@ async fn finish(
         .publisher_pin
         .as_ref()
         .filter(|_| options.surface == SigningSurface::Webhook);
-    let jwks_uri = if let Some(pin) = pinned {
-        trace.ok(
-            step,
-            "key source",
-            format!(
-                "publisher signing_keys pin from {} ({} keys)",
-                pin.source,
-                pin.jwks.len()
-            ),
-        );
-        None
-    } else {
-        let uri = entry
-            .jwks_url()
-            .map_err(|e| DiscoveryError::Malformed(format!("brand.json: {e}")))
-            .and_then(|u| {
-                fetcher
-                    .policy()
-                    .check_parsed_url(&u)
-                    .map(|()| u)
-                    .map_err(|e| DiscoveryError::Untrusted(format!("jwks_uri: {e}")))
-            });
-        match uri {
-            Ok(u) => {
-                let how = if entry.jwks_uri.is_some() {
-                    "declared"
-                } else {
-                    "default"
-                };
-                trace.ok(step, "key source", format!("jwks_uri ({how}) {u}"));
-                Some(u)
-            }
-            Err(err) => {
-                trace.failed(step, "key source", err.code_suffix(), err.to_string());
-                return Err(fail(trace, err));
-            }
+    // The operator's jwks_uri: the key source unless pinned, and what
+    // `key_origins` is compared with either way (the pin only exempts the
+    // sell-side webhook tuple).
+    let operator_uri = entry
+        .jwks_url()
+        .map_err(|e| DiscoveryError::Malformed(format!("brand.json: {e}")))
+        .and_then(|u| {
+            fetcher
+                .policy()
+                .check_parsed_url(&u)
+                .map(|()| u)
+                .map_err(|e| DiscoveryError::Untrusted(format!("jwks_uri: {e}")))
+        });
+    let jwks_uri = match (pinned, operator_uri) {
+        (Some(pin), operator) => {
+            trace.ok(
+                step,
+                "key source",
+                format!(
+                    "publisher signing_keys pin from {} ({} keys)",
+                    pin.source,
+                    pin.jwks.len()
+                ),
+            );
+            // An unusable operator jwks_uri does not matter for the pinned
+            // surface; key_origins then compares against nothing.
+            operator.ok().map(|u| (u, false))
+        }
+        (None, Ok(u)) => {
+            let how = if entry.jwks_uri.is_some() {
+                "declared"
+            } else {
+                "default"
+            };
+            trace.ok(step, "key source", format!("jwks_uri ({how}) {u}"));
+            Some((u, true))
+        }
+        (None, Err(err)) => {
+            trace.failed(step, "key source", err.code_suffix(), err.to_string());
+            return Err(fail(trace, err));
         }
     };
     let mut step = step + 1;
     if let Some(caps) = caps {
-        if let Err(err) = check_key_origins(caps, jwks_uri.as_ref(), options) {
+        if let Err(err) = check_key_origins(caps, jwks_uri.as_ref().map(|(u, _)| u), options) {
             trace.failed(step, "key_origins", err.code_suffix(), err.to_string());
             return Err(fail(trace, err));
         }
         trace.ok(step, "key_origins", "consistent");
         step += 1;
     }
-    let Some(jwks_uri) = jwks_uri else {
+    let Some(jwks_uri) = jwks_uri.and_then(|(u, fetch)| fetch.then_some(u)) else {
         let pin = pinned.map(Arc::clone);
         let Some(pin) = pin else {
             let err = DiscoveryError::Untrusted("no key source".into());
@@ -697,6 +701,8 @@ pub async fn resolve_brand_json_url(
             Err(e) => Err(DiscoveryError::BrandJsonMalformed(e.to_string())),
         },
         Err(FetchError::Untrusted(e)) => Err(DiscoveryError::Untrusted(format!("brand.json: {e}"))),
+        // The spec lists "body cap exceeded" under `_malformed`.
+        Err(e @ FetchError::TooLarge { .. }) => Err(DiscoveryError::BrandJsonMalformed(e.to_string())),
         Err(e) => Err(DiscoveryError::BrandJsonUnreachable(e.to_string())),
     };
     // Step 3 (second half) is reported before step 4 so the trace reads in
