@@ -161,6 +161,17 @@ impl Server {
             .sum()
     }
 
+    /// Requests received in total.
+    pub fn total_requests(&self) -> usize {
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| !k.starts_with('/'))
+            .map(|(_, v)| v)
+            .sum()
+    }
+
     pub fn url(&self, host: &str, path: &str) -> String {
         format!("https://{host}:{}{path}", self.port)
     }
