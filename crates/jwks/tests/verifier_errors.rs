@@ -1,0 +1,250 @@
+//! The verifier sees typed discovery results: a webhook signed with
+//! `adcp-sign`, verified by `adcp-verify` over an `HttpsKeyResolver` talking
+//! to a local HTTPS server. Signed (JWS) revocation lists, revoked and
+//! stale keys, unknown kids, broken chains and publisher pins each end in
+//! their spec code.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod common;
+
+use adcp_jwks::{HttpsKeyResolver, PublisherPin};
+use adcp_sigbase::Message;
+use adcp_sign::{Algorithm, FixedClock, HttpSigner, SoftwareSigner, WebhookEvent};
+use adcp_verify::clock::FixedClock as VerifyClock;
+use adcp_verify::keys::{KeyResolver, RevocationStatus};
+use adcp_verify::profile::Profile;
+use adcp_verify::replay::MemoryReplayStore;
+use adcp_verify::verifier::Verifier;
+use base64::Engine as _;
+use common::{ok, Resp, Server};
+use serde_json::json;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+const T0: i64 = 1_776_520_800; // 2026-04-18T14:00:00Z
+
+fn rfc3339(t: i64) -> String {
+    let s = t - T0;
+    format!("2026-04-18T{:02}:{:02}:{:02}Z", 14 + s / 3600, s % 3600 / 60, s % 60)
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A flattened JWS of the revocation list, signed by `signer`.
+fn signed_list(signer: &SoftwareSigner, kid: &str, next_update: i64, revoked: &[&str]) -> Vec<u8> {
+    let payload = json!({"version": 1, "issuer": "https://seller.example", "updated": rfc3339(T0),
+        "next_update": rfc3339(next_update), "revoked_kids": revoked, "revoked_jtis": []});
+    let protected = b64(json!({"alg": "EdDSA", "kid": kid, "typ": "JWT"}).to_string().as_bytes());
+    let payload = b64(payload.to_string().as_bytes());
+    let key = signer.private_jwk().unwrap().signing_key().unwrap();
+    let sig = key.sign(format!("{protected}.{payload}").as_bytes()).unwrap();
+    json!({"protected": protected, "payload": payload, "signature": b64(sig.as_bytes())})
+        .to_string()
+        .into_bytes()
+}
+
+struct Fx {
+    s: Server,
+    agent: String,
+    signer: SoftwareSigner,
+    clock: Arc<AtomicI64>,
+}
+
+async fn fx() -> Fx {
+    let s = Server::start(&["seller.example", "keys.example"]).await;
+    let agent = s.url("seller.example", "/mcp");
+    let signer = SoftwareSigner::generate(Algorithm::Ed25519, "k1").unwrap();
+    s.set(
+        "/.well-known/brand.json",
+        ok(
+            json!({"agents": [{"url": agent, "type": "sales", "jwks_uri": s.url("keys.example", "/jwks.json")}]})
+                .to_string(),
+        ),
+    );
+    s.set(
+        "/jwks.json",
+        ok(common::jwks(vec![signer.public_jwk().unwrap().to_public_json()])),
+    );
+    s.set("/revocations.json", ok(signed_list(&signer, "k1", T0 + 60, &[])));
+    Fx {
+        s,
+        agent,
+        signer,
+        clock: Arc::new(AtomicI64::new(T0)),
+    }
+}
+
+impl Fx {
+    fn resolver(&self, pin: Option<PublisherPin>) -> HttpsKeyResolver {
+        let clock = self.clock.clone();
+        let mut b = HttpsKeyResolver::builder(self.agent.clone())
+            .fetch_config(self.s.fetch_config())
+            .revocation_list_url(self.s.url("seller.example", "/revocations.json"))
+            .clock(Arc::new(move || clock.load(Ordering::SeqCst)));
+        if let Some(pin) = pin {
+            b = b.publisher_pin(pin);
+        }
+        b.build().unwrap()
+    }
+
+    /// Signs a webhook with `signer` at `now` and verifies it through
+    /// `resolver`; the verifier's error code, or "ok".
+    async fn deliver(&self, resolver: &HttpsKeyResolver, signer: &SoftwareSigner, now: i64) -> String {
+        self.clock.store(now, Ordering::SeqCst);
+        let url = "https://buyer.example/webhooks/adcp";
+        let event = WebhookEvent::new(&json!({"task_id": "t1", "status": "completed"})).unwrap();
+        let signed = HttpSigner::webhook(signer)
+            .unwrap()
+            .with_clock(FixedClock(now))
+            .sign_webhook(url, &event)
+            .await
+            .unwrap();
+        let target = adcp_canon::canonicalize_received(signed.url()).unwrap();
+        let mut msg = Message::request(signed.method(), signed.url()).with_header("Host", target.authority());
+        for (name, value) in signed.headers() {
+            msg.push_header(*name, value.as_str());
+        }
+        let body = signed.body().unwrap().as_bytes().to_vec();
+        let msg = msg.with_body(&body);
+        let verifier = Verifier::new(
+            Profile::webhook_v1(),
+            resolver.clone(),
+            MemoryReplayStore::webhook(),
+            VerifyClock(now),
+        );
+        match verifier.verify(&msg).await {
+            Ok(v) => {
+                assert_eq!(v.agent_url, self.agent, "identity is the agents[] entry");
+                "ok".into()
+            }
+            Err(e) => e.code_str().to_string(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn signed_revocation_list_current_revoked_and_stale() {
+    let f = fx().await;
+    let r = f.resolver(None);
+    assert_eq!(f.deliver(&r, &f.signer, T0).await, "ok");
+
+    // The operator revokes k1 in a newly signed list; seen at the next poll.
+    f.s.set("/revocations.json", ok(signed_list(&f.signer, "k1", T0 + 120, &["k1"])));
+    assert_eq!(f.deliver(&r, &f.signer, T0 + 61).await, "webhook_signature_key_revoked");
+
+    // A fresh resolver, the list endpoint failing after one good poll:
+    // accepted until next_update + 4 × interval, then stale.
+    let f = fx().await;
+    let r = f.resolver(None);
+    assert_eq!(f.deliver(&r, &f.signer, T0).await, "ok");
+    f.s.set(
+        "/revocations.json",
+        Resp {
+            status: 503,
+            ..ok("{}")
+        },
+    );
+    assert_eq!(f.deliver(&r, &f.signer, T0 + 250).await, "ok");
+    assert_eq!(
+        f.deliver(&r, &f.signer, T0 + 301).await,
+        "webhook_signature_revocation_stale"
+    );
+}
+
+#[tokio::test]
+async fn forged_or_unsigned_lists_are_never_trusted() {
+    // Signed by a key outside the JWKS, a tampered payload, and an unsigned
+    // list: none is accepted, so no list was ever fetched → stale.
+    let f = fx().await;
+    let outsider = SoftwareSigner::generate(Algorithm::Ed25519, "k1").unwrap();
+    let mut tampered: serde_json::Value =
+        serde_json::from_slice(&signed_list(&f.signer, "k1", T0 + 60, &["k1"])).unwrap();
+    tampered["payload"] = b64(json!({"next_update": rfc3339(T0 + 60), "revoked_kids": []})
+        .to_string()
+        .as_bytes())
+    .into();
+    let unsigned = json!({"next_update": rfc3339(T0 + 60), "revoked_kids": []})
+        .to_string()
+        .into_bytes();
+    for body in [
+        signed_list(&outsider, "k1", T0 + 60, &[]),
+        tampered.to_string().into_bytes(),
+        unsigned,
+    ] {
+        f.s.set("/revocations.json", ok(body));
+        let r = f.resolver(None);
+        let key = r.resolve("k1").await.unwrap().unwrap();
+        assert_eq!(r.revocation_status(&key, T0).await.unwrap(), RevocationStatus::Stale);
+        assert_eq!(f.deliver(&r, &f.signer, T0).await, "webhook_signature_revocation_stale");
+    }
+}
+
+#[tokio::test]
+async fn unknown_kid_and_broken_chains() {
+    let f = fx().await;
+    let r = f.resolver(None);
+    let stranger = SoftwareSigner::generate(Algorithm::Ed25519, "k-unknown").unwrap();
+    assert_eq!(f.deliver(&r, &stranger, T0).await, "webhook_signature_key_unknown");
+
+    // agents[].url not byte-equal: the key cannot be tied to an agent entry.
+    let f = fx().await;
+    f.s.set(
+        "/.well-known/brand.json",
+        ok(json!({"agents": [{"url": format!("{}/", f.agent)}]}).to_string()),
+    );
+    assert_eq!(
+        f.deliver(&f.resolver(None), &f.signer, T0).await,
+        "webhook_signature_jwks_untrusted"
+    );
+
+    // brand.json down: transient.
+    let f = fx().await;
+    f.s.set(
+        "/.well-known/brand.json",
+        Resp {
+            status: 503,
+            ..ok("{}")
+        },
+    );
+    assert_eq!(
+        f.deliver(&f.resolver(None), &f.signer, T0).await,
+        "webhook_signature_jwks_unavailable"
+    );
+
+    // A JWKS that reuses a kid across purposes is refused whole.
+    let f = fx().await;
+    let mut a = f.signer.public_jwk().unwrap().to_public_json();
+    let mut b = a.clone();
+    a["adcp_use"] = "request-signing".into();
+    b["adcp_use"] = "governance-signing".into();
+    f.s.set("/jwks.json", ok(common::jwks(vec![a, b])));
+    assert_eq!(
+        f.deliver(&f.resolver(None), &f.signer, T0).await,
+        "webhook_signature_jwks_unavailable"
+    );
+}
+
+#[tokio::test]
+async fn publisher_pin_is_authoritative_for_sell_side_webhooks() {
+    let f = fx().await;
+    let pinned = SoftwareSigner::generate(Algorithm::Ed25519, "pinned-1").unwrap();
+    // The pinned key signs the list too (the list is verified with the
+    // keys in force for this agent).
+    f.s.set("/revocations.json", ok(signed_list(&pinned, "pinned-1", T0 + 60, &[])));
+    let pin = PublisherPin::from_keys(
+        &[pinned.public_jwk().unwrap().to_public_json()],
+        "https://pub.example/.well-known/adagents.json",
+    )
+    .unwrap();
+    let r = f.resolver(Some(pin));
+    assert_eq!(f.deliver(&r, &pinned, T0).await, "ok");
+    // k1 is in the operator's JWKS but not in the pin: unknown.
+    assert_eq!(f.deliver(&r, &f.signer, T0 + 31).await, "webhook_signature_key_unknown");
+    assert_eq!(
+        f.s.hits("/jwks.json"),
+        0,
+        "the operator JWKS is not the key source under a pin"
+    );
+}
