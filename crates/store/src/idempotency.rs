@@ -90,6 +90,15 @@ impl fmt::Debug for Fingerprint<'_> {
     }
 }
 
+/// One claim of a batch ([`IdempotencyStore::claim_many`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClaimRequest<'a> {
+    /// The key to claim.
+    pub key: SenderKey<'a>,
+    /// The payload fingerprint to bind.
+    pub fingerprint: Fingerprint<'a>,
+}
+
 /// The fencing token of one claim. It names the claim generation: a takeover
 /// after lease expiry issues a new token and the old one stops working.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -244,6 +253,13 @@ pub enum ConfigError {
     /// A store URL that names no supported backend, or a malformed one.
     #[error("invalid store URL: {0}")]
     Url(String),
+    /// The URL names a backend this build does not include: rebuild
+    /// `adcp-store` with the named cargo feature.
+    #[error("the {backend} store backend is not compiled in (enable the `{backend}` feature of adcp-store)")]
+    FeatureDisabled {
+        /// The backend, which is also the cargo feature's name.
+        backend: &'static str,
+    },
     /// The backend cannot hold the configured guarantees (for example a Redis
     /// server that may evict keys), or could not be opened.
     #[error("store backend refused: {0}")]
@@ -292,6 +308,25 @@ pub trait IdempotencyStore: Send + Sync {
         now: i64,
     ) -> Result<ClaimOutcome, IdempotencyError>;
 
+    /// Claims several keys at `now`, each exactly as [`claim`](Self::claim)
+    /// would, in as few round trips as the backend allows (Redis: one
+    /// pipeline). Returns one result per request, in order.
+    ///
+    /// Each claim is atomic on its own; the batch is not a transaction.
+    /// An error is per request: when the backend fails mid-batch, the
+    /// requests it may or may not have applied answer
+    /// [`IdempotencyError::Unavailable`] (respond `503`). Such a claim, if it
+    /// was applied, is recovered like a crashed owner's: the sender's retry
+    /// sees [`ClaimOutcome::InProgress`] until the lease expires, then takes
+    /// it over. The default implementation claims one request after another.
+    async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
+        let mut outcomes = Vec::with_capacity(requests.len());
+        for request in requests {
+            outcomes.push(self.claim(request.key, request.fingerprint, now).await);
+        }
+        outcomes
+    }
+
     /// Marks the claim `token` completed, durably, and extends the record to
     /// `now + window`. Fails with [`IdempotencyError::NotOwner`] when the
     /// token was fenced off; completing twice with the owning token is a no-op.
@@ -323,6 +358,10 @@ impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
         now: i64,
     ) -> Result<ClaimOutcome, IdempotencyError> {
         (**self).claim(key, fingerprint, now).await
+    }
+
+    async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
+        (**self).claim_many(requests, now).await
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
@@ -379,7 +418,78 @@ pub(crate) fn decide_claim(
     }
 }
 
-type Records = HashMap<(String, String), IdempotencyRecord>;
+/// The records of one sender, by idempotency key.
+type SenderRecords = HashMap<String, IdempotencyRecord>;
+
+/// The in-memory keyspace: one table per sender, so a claim costs one hash
+/// lookup (plus, at the sender's cap, one pass over that sender's records to
+/// drop expired ones before refusing).
+#[derive(Debug, Default)]
+struct MemoryState {
+    senders: HashMap<String, SenderRecords>,
+    /// Claims since the last full sweep of expired records.
+    writes_since_sweep: usize,
+    /// Records held, live or expired-but-unswept.
+    held: usize,
+}
+
+impl MemoryState {
+    /// The live record of `key` at `now`.
+    fn live(&self, key: SenderKey<'_>, now: i64) -> Option<&IdempotencyRecord> {
+        self.senders
+            .get(key.sender)
+            .and_then(|records| records.get(key.idempotency_key))
+            .filter(|r| r.expires_at >= now)
+    }
+
+    fn live_mut(&mut self, key: SenderKey<'_>, now: i64) -> Option<&mut IdempotencyRecord> {
+        self.senders
+            .get_mut(key.sender)
+            .and_then(|records| records.get_mut(key.idempotency_key))
+            .filter(|r| r.expires_at >= now)
+    }
+
+    /// Drops `sender`'s expired records; returns its live count.
+    fn sweep_sender(&mut self, sender: &str, now: i64) -> u64 {
+        let Some(records) = self.senders.get_mut(sender) else {
+            return 0;
+        };
+        let before = records.len();
+        records.retain(|_, r| r.expires_at >= now);
+        let live = records.len();
+        self.held = self.held.saturating_sub(before - live);
+        live as u64
+    }
+
+    /// Drops every expired record once as many claims as records were made
+    /// since the last sweep (amortized O(1) per claim), so memory follows
+    /// the live records.
+    fn maybe_sweep_all(&mut self, now: i64) {
+        self.writes_since_sweep += 1;
+        if self.writes_since_sweep < self.held.max(1_024) {
+            return;
+        }
+        self.writes_since_sweep = 0;
+        let mut held = 0;
+        self.senders.retain(|_, records| {
+            records.retain(|_, r| r.expires_at >= now);
+            held += records.len();
+            !records.is_empty()
+        });
+        self.held = held;
+    }
+
+    fn remove(&mut self, key: SenderKey<'_>) {
+        if let Some(records) = self.senders.get_mut(key.sender) {
+            if records.remove(key.idempotency_key).is_some() {
+                self.held = self.held.saturating_sub(1);
+            }
+            if records.is_empty() {
+                self.senders.remove(key.sender);
+            }
+        }
+    }
+}
 
 /// An in-process [`IdempotencyStore`]: the reference semantics and a test
 /// double. **Not conformant for production** — the spec requires the keyspace
@@ -388,7 +498,7 @@ type Records = HashMap<(String, String), IdempotencyRecord>;
 #[derive(Debug)]
 pub struct MemoryIdempotencyStore {
     config: IdempotencyConfig,
-    records: Mutex<Records>,
+    state: Mutex<MemoryState>,
 }
 
 impl MemoryIdempotencyStore {
@@ -397,19 +507,15 @@ impl MemoryIdempotencyStore {
         config.validate()?;
         Ok(Self {
             config,
-            records: Mutex::new(HashMap::new()),
+            state: Mutex::new(MemoryState::default()),
         })
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Records>, IdempotencyError> {
-        self.records
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, MemoryState>, IdempotencyError> {
+        self.state
             .lock()
             .map_err(|_| IdempotencyError::Unavailable("in-memory idempotency store lock poisoned".to_owned()))
     }
-}
-
-fn owned(key: SenderKey<'_>) -> (String, String) {
-    (key.sender.to_owned(), key.idempotency_key.to_owned())
 }
 
 #[async_trait]
@@ -427,11 +533,21 @@ impl IdempotencyStore for MemoryIdempotencyStore {
         if fingerprint.0.len() > Fingerprint::MAX_LEN {
             return Err(IdempotencyError::FingerprintTooLong);
         }
-        let mut records = self.lock()?;
-        records.retain(|_, r| r.expires_at >= now);
-        let k = owned(key);
-        let sender_live = records.keys().filter(|(s, _)| s == key.sender).count() as u64;
-        let existing = records.get(&k).map(|r| (r, r.fingerprint == fingerprint.0));
+        let mut state = self.lock()?;
+        state.maybe_sweep_all(now);
+        let existing = state.live(key, now).map(|r| (r, r.fingerprint == fingerprint.0));
+        let sender_live = match existing {
+            Some(_) => 0,
+            None => {
+                let held = state.senders.get(key.sender).map_or(0, HashMap::len) as u64;
+                if held >= self.config.per_sender_cap {
+                    state.sweep_sender(key.sender, now)
+                } else {
+                    held
+                }
+            }
+        };
+        let existing = state.live(key, now).map(|r| (r, r.fingerprint == fingerprint.0));
         let lease_expires_at = now.saturating_add(self.config.lease_secs);
         let expires_at = now.saturating_add(self.config.window_secs);
         match decide_claim(existing, sender_live, &self.config, now) {
@@ -442,19 +558,24 @@ impl IdempotencyStore for MemoryIdempotencyStore {
                     attempt: 1,
                     lease_expires_at,
                 };
-                records.insert(
-                    k,
-                    IdempotencyRecord {
-                        state: RecordState::Claimed {
-                            token: claim.token,
-                            attempt: 1,
-                            lease_expires_at,
-                        },
-                        fingerprint: fingerprint.0.to_vec(),
-                        created_at: now,
-                        expires_at,
+                let record = IdempotencyRecord {
+                    state: RecordState::Claimed {
+                        token: claim.token,
+                        attempt: 1,
+                        lease_expires_at,
                     },
-                );
+                    fingerprint: fingerprint.0.to_vec(),
+                    created_at: now,
+                    expires_at,
+                };
+                let replaced = state
+                    .senders
+                    .entry(key.sender.to_owned())
+                    .or_default()
+                    .insert(key.idempotency_key.to_owned(), record);
+                if replaced.is_none() {
+                    state.held += 1;
+                }
                 Ok(ClaimOutcome::Claimed(claim))
             }
             ClaimDecision::TakeOver { token, attempt } => {
@@ -463,7 +584,7 @@ impl IdempotencyStore for MemoryIdempotencyStore {
                     attempt,
                     lease_expires_at,
                 };
-                if let Some(record) = records.get_mut(&k) {
+                if let Some(record) = state.live_mut(key, now) {
                     record.state = RecordState::Claimed {
                         token: claim.token,
                         attempt,
@@ -477,8 +598,8 @@ impl IdempotencyStore for MemoryIdempotencyStore {
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
-        let mut records = self.lock()?;
-        let Some(record) = records.get_mut(&owned(key)).filter(|r| r.expires_at >= now) else {
+        let mut state = self.lock()?;
+        let Some(record) = state.live_mut(key, now) else {
             return Err(IdempotencyError::NotOwner);
         };
         match record.state {
@@ -496,11 +617,10 @@ impl IdempotencyStore for MemoryIdempotencyStore {
     }
 
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
-        let mut records = self.lock()?;
-        let k = owned(key);
-        match records.get(&k).filter(|r| r.expires_at >= now).map(|r| r.state) {
+        let mut state = self.lock()?;
+        match state.live(key, now).map(|r| r.state) {
             Some(RecordState::Claimed { token: held, .. }) if held == token => {
-                records.remove(&k);
+                state.remove(key);
                 Ok(())
             }
             _ => Err(IdempotencyError::NotOwner),
@@ -508,16 +628,16 @@ impl IdempotencyStore for MemoryIdempotencyStore {
     }
 
     async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
-        let records = self.lock()?;
-        Ok(records.get(&owned(key)).filter(|r| r.expires_at >= now).cloned())
+        let state = self.lock()?;
+        Ok(state.live(key, now).cloned())
     }
 
     async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
-        let records = self.lock()?;
-        Ok(records
-            .iter()
-            .filter(|((s, _), r)| s == sender && r.expires_at >= now)
-            .count() as u64)
+        let state = self.lock()?;
+        Ok(state
+            .senders
+            .get(sender)
+            .map_or(0, |records| records.values().filter(|r| r.expires_at >= now).count()) as u64)
     }
 }
 
@@ -598,6 +718,17 @@ impl<S: IdempotencyStore> IdempotencyStore for SenderAliases<S> {
         now: i64,
     ) -> Result<ClaimOutcome, IdempotencyError> {
         self.inner.claim(self.map(key), fingerprint, now).await
+    }
+
+    async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
+        let mapped: Vec<ClaimRequest<'_>> = requests
+            .iter()
+            .map(|r| ClaimRequest {
+                key: self.map(r.key),
+                fingerprint: r.fingerprint,
+            })
+            .collect();
+        self.inner.claim_many(&mapped, now).await
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {

@@ -17,7 +17,8 @@
 //! Every store fails closed: when the backend cannot answer, operations
 //! return a retryable error (`StoreError` / [`IdempotencyError::Unavailable`](idempotency::IdempotencyError::Unavailable))
 //! and the event is not accepted. [`StoreUrl`] parses the one-flag
-//! configuration (`sqlite:PATH`, `postgres://…`, `redis://…`).
+//! configuration (`sqlite:PATH`, `postgres://…`, `redis://…`) and [`open`]
+//! opens the store it names.
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")]
@@ -67,10 +68,12 @@ pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
-use adcp_verify::replay::ReplayStore;
-use idempotency::{ConfigError, IdempotencyStore};
+use adcp_verify::replay::{ReplayLimits, ReplayStore};
+use idempotency::{ConfigError, IdempotencyConfig, IdempotencyStore};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// A backend that serves both dedup duties.
 pub trait Store: ReplayStore + IdempotencyStore {}
@@ -122,5 +125,131 @@ impl FromStr for StoreUrl {
         Err(ConfigError::Url(format!(
             "unsupported scheme {scheme:?} (expected sqlite:, redis://, postgres://)"
         )))
+    }
+}
+
+impl StoreUrl {
+    /// The cargo feature that compiles this URL's backend in.
+    #[must_use]
+    pub fn feature(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "sqlite",
+            Self::Redis(_) => "redis",
+            Self::Postgres(_) => "postgres",
+        }
+    }
+}
+
+/// Settings every backend understands, for [`open`]. Backend-specific
+/// settings keep their defaults; build the backend's own options type
+/// (`SqliteOptions`, `RedisOptions`, `PostgresOptions`) for more control.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Replay-cache caps (default: the webhook caps).
+    pub replay_limits: ReplayLimits,
+    /// Idempotency window, lease and per-sender cap.
+    pub idempotency: IdempotencyConfig,
+    /// What keeps stores on one server apart: the Redis key prefix or the
+    /// PostgreSQL schema (default `adcp`; for PostgreSQL `[a-z_][a-z0-9_]*`).
+    /// SQLite ignores it: the path names the store.
+    pub namespace: String,
+    /// Bound on each operation, connecting included (Redis, PostgreSQL), or
+    /// on waiting for another process's write lock (SQLite). Default 5 s.
+    pub op_timeout: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            replay_limits: ReplayLimits::webhook(),
+            idempotency: IdempotencyConfig::default(),
+            namespace: "adcp".to_owned(),
+            op_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Opens the store `url` names, with `options`: one flag for the CLI and
+/// the gateway. SQLite files are created (with their schema) when absent,
+/// PostgreSQL schemas are migrated, Redis servers are checked for an
+/// eviction-free policy.
+///
+/// Fails with [`ConfigError::FeatureDisabled`] when the URL's backend was
+/// not compiled in, and with the backend's own error when it cannot be
+/// opened (unreachable server, refused settings).
+///
+/// ```
+/// # #[cfg(feature = "sqlite")]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use adcp_store::{open, StoreOptions, StoreUrl};
+/// use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayStore};
+///
+/// let dir = std::env::temp_dir().join(format!("adcp-store-open-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let url: StoreUrl = format!("sqlite:{}", dir.join("dedup.sqlite").display()).parse()?;
+/// let rt = tokio::runtime::Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let store = open(&url, StoreOptions::default()).await?;
+///     let key = ReplayKey { keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
+///     assert_eq!(store.insert(key, 1_776_521_160, 1_776_520_800).await?, InsertOutcome::Inserted);
+///     Ok::<(), Box<dyn std::error::Error>>(())
+/// })?;
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok(())
+/// # }
+/// # #[cfg(not(feature = "sqlite"))]
+/// # fn main() {}
+/// ```
+pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store>, ConfigError> {
+    options.idempotency.validate()?;
+    match url {
+        #[cfg(feature = "sqlite")]
+        StoreUrl::Sqlite(path) => {
+            let store = sqlite::SqliteStore::open_async(
+                path,
+                sqlite::SqliteOptions {
+                    replay_limits: options.replay_limits,
+                    idempotency: options.idempotency,
+                    busy_timeout: options.op_timeout,
+                    ..sqlite::SqliteOptions::default()
+                },
+            )
+            .await?;
+            Ok(Arc::new(store))
+        }
+        #[cfg(feature = "redis")]
+        StoreUrl::Redis(url) => {
+            let store = redis::RedisStore::connect(
+                url,
+                redis::RedisOptions {
+                    replay_limits: options.replay_limits,
+                    idempotency: options.idempotency,
+                    key_prefix: options.namespace,
+                    op_timeout: options.op_timeout,
+                    ..redis::RedisOptions::default()
+                },
+            )
+            .await?;
+            Ok(Arc::new(store))
+        }
+        #[cfg(feature = "postgres")]
+        StoreUrl::Postgres(url) => {
+            let store = postgres::PostgresStore::connect(
+                url,
+                postgres::PostgresOptions {
+                    replay_limits: options.replay_limits,
+                    idempotency: options.idempotency,
+                    schema: options.namespace,
+                    op_timeout: options.op_timeout,
+                    ..postgres::PostgresOptions::default()
+                },
+            )
+            .await?;
+            Ok(Arc::new(store))
+        }
+        #[allow(unreachable_patterns)] // every backend compiled in
+        other => Err(ConfigError::FeatureDisabled {
+            backend: other.feature(),
+        }),
     }
 }

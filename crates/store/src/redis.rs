@@ -10,21 +10,46 @@
 //!
 //! | key | type | contents |
 //! |-----|------|----------|
-//! | `P:replay:{hex(keyid)}:n:ID` | string | one replay entry: its `expires_at` |
-//! | `P:replay:{hex(keyid)}:z` | sorted set | the keyid's entries `ID`, scored by `expires_at` |
-//! | `P:replay:agg` | sorted set | every entry `hex(keyid):ID`, scored by `expires_at` (aggregate cap) |
-//! | `P:idem:{hex(sender)}:k:hex(key)` | hash | one idempotency record |
-//! | `P:idem:{hex(sender)}:z` | sorted set | the sender's keys, scored by `expires_at` |
+//! | `P:replay:{rS}:hex(keyid):n:ID` | string | one replay entry: its `expires_at` |
+//! | `P:replay:{rS}:hex(keyid):z` | sorted set | the keyid's entries `ID`, scored by `expires_at` |
+//! | `P:replay:{rS}:agg` | sorted set | shard `S`'s entries `hex(keyid):ID`, scored by `expires_at` (aggregate cap) |
+//! | `P:replay:shards` | string | the shard count every store on this prefix must use |
+//! | `P:idem:{s hex(sender)}:k:hex(key)` | hash | one idempotency record |
+//! | `P:idem:{s hex(sender)}:z` | sorted set | the sender's keys, scored by `expires_at` |
 //!
 //! `ID` is `u` + hex(nonce) for an unscoped entry and `s` + hex(scope) + `.`
-//! + hex(nonce) for a scoped one.
+//! + hex(nonce) for a scoped one; `s hex(sender)` is the letter `s`
+//! followed by the hex sender, so that no hash tag is ever empty (Redis
+//! hashes a key with an empty `{}` on its whole name). `S` is the keyid's replay shard,
+//! FNV-1a(keyid) mod [`RedisOptions::replay_shards`].
 //!
-//! The `{…}` hash tags keep each keyid's and each sender's keys in one
-//! cluster slot. The aggregate set `P:replay:agg` is the one key outside
-//! those slots (it hashes on its whole name); the replay insert script
-//! touches it together with the keyid's keys, so this store targets a
-//! standalone server (optionally with replicas / Sentinel failover). It does
-//! not speak Redis Cluster.
+//! # Redis Cluster
+//!
+//! Every script touches the keys of one hash tag only, so each script runs
+//! on one slot, as Redis Cluster requires (it refuses a script whose keys
+//! span slots with `CROSSSLOT`): the insert-with-cap touches the entry, the
+//! keyid's set and its shard's aggregate set, all tagged `{rS}`; a claim,
+//! completion or release touches the record and the sender's set, both
+//! tagged `{s hex(sender)}`. Idempotency records spread over the cluster by
+//! sender; replay entries spread over [`RedisOptions::replay_shards`] slots.
+//!
+//! The aggregate cap needs every entry of a shard in one slot, so with `N`
+//! shards it is enforced per shard: each shard holds at most
+//! ⌊`aggregate_cap` / `N`⌋ live entries. The total never exceeds
+//! `aggregate_cap`; a shard can refuse (`AggregateCapReached`) while others
+//! have room. With the default `N = 1` the cap is exact and every replay key
+//! lives in one slot (one node of a cluster); raise `N` (for example to 4×
+//! the number of primaries) when the replay cache must spread over a
+//! cluster, and keep `aggregate_cap / N` above the per-keyid cap. The shard
+//! count is recorded under `P:replay:shards` at connect and a store with
+//! another count is refused, because a keyid must map to the same shard on
+//! every receiver.
+//!
+//! The store connects through one [`ConnectionManager`] (a standalone server,
+//! a primary behind Sentinel, or a single-node cluster); the key layout is
+//! cluster-ready, but following `MOVED` redirections across a multi-node
+//! cluster needs a cluster-aware connection, which this version does not
+//! open.
 //!
 //! # Counting without drift
 //!
@@ -55,16 +80,32 @@
 //!
 //! # Durability
 //!
-//! An acknowledged write is as durable as the server's persistence: run it
-//! with `appendonly yes` and `appendfsync always` (or `everysec`, accepting
-//! up to a second of acknowledged writes lost on a crash) and
-//! `maxmemory-policy noeviction`. [`RedisStore::connect`] checks the policy
+//! An acknowledged write is only as durable as the server's persistence;
+//! Redis replies before anything reaches disk unless told otherwise:
+//!
+//! - `appendonly yes` + `appendfsync always`: every write is fsynced to the
+//!   AOF before the reply, so every acknowledged claim, completion and nonce
+//!   survives `kill -9` and power loss. Costs one fsync per write (tested:
+//!   a SIGKILLed server restarted on its AOF still holds every acknowledged
+//!   claim).
+//! - `appendonly yes` + `appendfsync everysec`: the AOF is fsynced once a
+//!   second, so a crash or power loss can drop up to about one second of
+//!   acknowledged writes (two in the worst case, when a slow fsync delays
+//!   the next one). A lost completion or claim lets the sender's retry be
+//!   applied a second time; a lost nonce reopens a replay window for that
+//!   signature. Acceptable only when side effects tolerate it.
+//! - RDB snapshots alone or `appendfsync no`: everything since the last
+//!   snapshot (or the kernel's flush) can be lost; not suitable.
+//!
+//! Replication is asynchronous, so a failover to a replica can lose the
+//! last acknowledged writes the same way. Run the server with
+//! `maxmemory-policy noeviction`: [`RedisStore::connect`] checks the policy
 //! with `CONFIG GET maxmemory-policy` and refuses an evicting server (see
 //! [`RedisOptions::check_eviction_policy`]). See `docs/operations.md`.
 
 use crate::idempotency::{
-    Claim, ClaimOutcome, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyRecord,
-    IdempotencyStore, RecordState, SenderKey,
+    Claim, ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError,
+    IdempotencyRecord, IdempotencyStore, RecordState, SenderKey,
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
@@ -84,6 +125,12 @@ pub struct RedisOptions {
     pub idempotency: IdempotencyConfig,
     /// The prefix of every key (default `adcp`). Must not contain `{` or `}`.
     pub key_prefix: String,
+    /// How many hash slots the replay cache spreads over (default 1, at most
+    /// [`MAX_REPLAY_SHARDS`](RedisOptions::MAX_REPLAY_SHARDS)). With more than
+    /// one, the aggregate cap is enforced per shard (see the [module
+    /// docs](self#redis-cluster)). Every store sharing a prefix must use the
+    /// same value; [`RedisStore::connect`] refuses a mismatch.
+    pub replay_shards: u16,
     /// Bound on every operation, connecting included (default 5 s).
     pub op_timeout: Duration,
     /// Extra lifetime given to Redis TTLs past an entry's logical expiry, to
@@ -97,12 +144,19 @@ pub struct RedisOptions {
     pub check_eviction_policy: bool,
 }
 
+impl RedisOptions {
+    /// The most replay shards a store accepts (a quarter of the cluster's
+    /// 16,384 slots).
+    pub const MAX_REPLAY_SHARDS: u16 = 4_096;
+}
+
 impl Default for RedisOptions {
     fn default() -> Self {
         Self {
             replay_limits: ReplayLimits::webhook(),
             idempotency: IdempotencyConfig::default(),
             key_prefix: "adcp".to_owned(),
+            replay_shards: 1,
             op_timeout: Duration::from_secs(5),
             expiry_grace: Duration::from_secs(60),
             check_eviction_policy: true,
@@ -110,15 +164,18 @@ impl Default for RedisOptions {
     }
 }
 
-/// Helpers shared by the scripts: `expire_at(key, at, now, gt)` sets the key's
-/// TTL at the logical expiry `at`, shifted by how far the caller's `now` lags
-/// the server clock, plus the grace (`ARGV[1]` of every script).
+/// Helpers shared by the scripts: `expire_at(key, at, gt)` sets the key's
+/// TTL at the logical expiry `at`, shifted by how far the caller's `now`
+/// (`ARGV[2]`) lags the server clock, plus the grace (`ARGV[1]`).
 const PRELUDE: &str = r"
 local grace = tonumber(ARGV[1])
-local function expire_at(key, at, now, gt)
-  local srv = tonumber(redis.call('TIME')[1])
-  local skew = srv - now
-  if skew < 0 then skew = 0 end
+local now = tonumber(ARGV[2])
+local skew = nil
+local function expire_at(key, at, gt)
+  if not skew then
+    skew = tonumber(redis.call('TIME')[1]) - now
+    if skew < 0 then skew = 0 end
+  end
   if gt then
     redis.call('EXPIREAT', key, at + skew + grace, 'GT')
     if redis.call('TTL', key) < 0 then redis.call('EXPIREAT', key, at + skew + grace) end
@@ -128,11 +185,10 @@ local function expire_at(key, at, now, gt)
 end
 ";
 
-/// KEYS: entry, keyid set, aggregate set. ARGV: grace, now, expires_at,
-/// member, aggregate member, keyid cap, aggregate cap.
+/// KEYS: entry, keyid set, shard aggregate set (one hash tag). ARGV: grace,
+/// now, expires_at, member, aggregate member, keyid cap, shard aggregate cap.
 /// Returns 0 inserted, 1 replayed, 2 keyid cap, 3 aggregate cap.
 const INSERT: &str = r"
-local now = tonumber(ARGV[2])
 local exp = tonumber(ARGV[3])
 local cur = redis.call('GET', KEYS[1])
 if cur and tonumber(cur) >= now then return 1 end
@@ -142,20 +198,19 @@ if exp < now then return 0 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return 2 end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then return 3 end
 redis.call('SET', KEYS[1], ARGV[3])
-expire_at(KEYS[1], exp, now, false)
+expire_at(KEYS[1], exp, false)
 redis.call('ZADD', KEYS[2], exp, ARGV[4])
-expire_at(KEYS[2], exp, now, true)
+expire_at(KEYS[2], exp, true)
 redis.call('ZADD', KEYS[3], exp, ARGV[5])
-expire_at(KEYS[3], exp, now, true)
+expire_at(KEYS[3], exp, true)
 return 0
 ";
 
-/// KEYS: record, sender set. ARGV: grace, now, fingerprint, lease secs,
-/// window secs, per-sender cap, member.
+/// KEYS: record, sender set (one hash tag). ARGV: grace, now, fingerprint,
+/// lease secs, window secs, per-sender cap, member.
 /// Returns {0, token, attempt, lease} claimed, {1, lease} in progress,
 /// {2} completed, {3} conflict, {4} sender cap.
 const CLAIM: &str = r"
-local now = tonumber(ARGV[2])
 local lease = now + tonumber(ARGV[4])
 local until_ = now + tonumber(ARGV[5])
 local r = redis.call('HMGET', KEYS[1], 'fp', 'st', 'tok', 'att', 'lease', 'exp')
@@ -169,9 +224,9 @@ if r[6] and tonumber(r[6]) >= now then
   local exp = tonumber(r[6])
   if until_ > exp then exp = until_ end
   redis.call('HSET', KEYS[1], 'tok', tok, 'att', att, 'lease', lease, 'exp', exp)
-  expire_at(KEYS[1], exp, now, false)
+  expire_at(KEYS[1], exp, false)
   redis.call('ZADD', KEYS[2], exp, ARGV[7])
-  expire_at(KEYS[2], exp, now, true)
+  expire_at(KEYS[2], exp, true)
   return {0, tok, att, lease}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2])
@@ -179,16 +234,16 @@ if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return {4} end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'fp', ARGV[3], 'st', 0, 'tok', 1, 'att', 1, 'lease', lease, 'cat', 0,
   'cre', now, 'exp', until_)
-expire_at(KEYS[1], until_, now, false)
+expire_at(KEYS[1], until_, false)
 redis.call('ZADD', KEYS[2], until_, ARGV[7])
-expire_at(KEYS[2], until_, now, true)
+expire_at(KEYS[2], until_, true)
 return {0, 1, 1, lease}
 ";
 
-/// KEYS: record, sender set. ARGV: grace, now, token, window secs, member.
-/// Returns 1 owned (completed now or before by this token), 0 not owner.
+/// KEYS: record, sender set (one hash tag). ARGV: grace, now, token, window
+/// secs, member. Returns 1 owned (completed now or before by this token),
+/// 0 not owner.
 const COMPLETE: &str = r"
-local now = tonumber(ARGV[2])
 local r = redis.call('HMGET', KEYS[1], 'st', 'tok', 'exp')
 if not r[3] or tonumber(r[3]) < now then return 0 end
 if tonumber(r[2]) ~= tonumber(ARGV[3]) then return 0 end
@@ -197,16 +252,15 @@ local exp = tonumber(r[3])
 local until_ = now + tonumber(ARGV[4])
 if until_ > exp then exp = until_ end
 redis.call('HSET', KEYS[1], 'st', 1, 'cat', now, 'exp', exp)
-expire_at(KEYS[1], exp, now, false)
+expire_at(KEYS[1], exp, false)
 redis.call('ZADD', KEYS[2], exp, ARGV[5])
-expire_at(KEYS[2], exp, now, true)
+expire_at(KEYS[2], exp, true)
 return 1
 ";
 
-/// KEYS: record, sender set. ARGV: grace, now, token, member.
+/// KEYS: record, sender set (one hash tag). ARGV: grace, now, token, member.
 /// Returns 1 released, 0 not owner.
 const RELEASE: &str = r"
-local now = tonumber(ARGV[2])
 local r = redis.call('HMGET', KEYS[1], 'st', 'tok', 'exp')
 if not r[3] or tonumber(r[3]) < now then return 0 end
 if r[1] ~= '0' or tonumber(r[2]) ~= tonumber(ARGV[3]) then return 0 end
@@ -218,6 +272,8 @@ return 1
 struct Scripts {
     insert: Script,
     claim: Script,
+    /// The claim script's source, for `SCRIPT LOAD` ahead of a pipeline.
+    claim_code: String,
     complete: Script,
     release: Script,
 }
@@ -228,8 +284,109 @@ impl Scripts {
         Self {
             insert: with_prelude(INSERT),
             claim: with_prelude(CLAIM),
+            claim_code: format!("{PRELUDE}{CLAIM}"),
             complete: with_prelude(COMPLETE),
             release: with_prelude(RELEASE),
+        }
+    }
+}
+
+/// The key names of one store (see the [module docs](self#key-layout)):
+/// pure functions of the prefix and the shard count, so that the slot of
+/// every key a script touches can be checked without a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Layout {
+    prefix: String,
+    shards: u16,
+}
+
+/// The keys and members one replay insert touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ReplayKeys {
+    /// The entry (a string holding `expires_at`).
+    entry: String,
+    /// The keyid's sorted set.
+    keyid_set: String,
+    /// The shard's aggregate sorted set.
+    aggregate_set: String,
+    /// The entry's member in the keyid's set.
+    member: String,
+    /// The entry's member in the aggregate set.
+    aggregate_member: String,
+}
+
+/// The keys and member one idempotency operation touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct IdemKeys {
+    /// The record (a hash).
+    record: String,
+    /// The sender's sorted set.
+    sender_set: String,
+    /// The record's member in the sender's set.
+    member: String,
+}
+
+/// FNV-1a (64 bit): a stable hash, the same in every process and version.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+impl Layout {
+    fn new(prefix: &str, shards: u16) -> Self {
+        Self {
+            prefix: prefix.to_owned(),
+            shards: shards.max(1),
+        }
+    }
+
+    fn shard(&self, keyid: &str) -> u64 {
+        fnv1a(keyid.as_bytes()) % u64::from(self.shards)
+    }
+
+    fn replay_tag(&self, keyid: &str) -> String {
+        format!("{}:replay:{{r{}}}", self.prefix, self.shard(keyid))
+    }
+
+    fn keyid_set(&self, keyid: &str) -> String {
+        format!("{}:{}:z", self.replay_tag(keyid), hex(keyid.as_bytes()))
+    }
+
+    fn entry(&self, key: ReplayKey<'_>) -> String {
+        format!(
+            "{}:{}:n:{}",
+            self.replay_tag(key.keyid),
+            hex(key.keyid.as_bytes()),
+            entry_id(key)
+        )
+    }
+
+    fn replay(&self, key: ReplayKey<'_>) -> ReplayKeys {
+        let id = entry_id(key);
+        ReplayKeys {
+            entry: self.entry(key),
+            keyid_set: self.keyid_set(key.keyid),
+            aggregate_set: format!("{}:agg", self.replay_tag(key.keyid)),
+            aggregate_member: format!("{}:{id}", hex(key.keyid.as_bytes())),
+            member: id,
+        }
+    }
+
+    fn shards_key(&self) -> String {
+        format!("{}:replay:shards", self.prefix)
+    }
+
+    fn sender_set(&self, sender: &str) -> String {
+        format!("{}:idem:{{s{}}}:z", self.prefix, hex(sender.as_bytes()))
+    }
+
+    fn idem(&self, key: SenderKey<'_>) -> IdemKeys {
+        let member = hex(key.idempotency_key.as_bytes());
+        IdemKeys {
+            record: format!("{}:idem:{{s{}}}:k:{member}", self.prefix, hex(key.sender.as_bytes())),
+            sender_set: self.sender_set(key.sender),
+            member,
         }
     }
 }
@@ -238,6 +395,7 @@ impl Scripts {
 /// docs](self).
 pub struct RedisStore {
     options: RedisOptions,
+    layout: Layout,
     conn: ConnectionManager,
     scripts: Scripts,
 }
@@ -280,6 +438,13 @@ impl RedisStore {
                 options.key_prefix
             )));
         }
+        if options.replay_shards == 0 || options.replay_shards > RedisOptions::MAX_REPLAY_SHARDS {
+            return Err(ConfigError::Backend(format!(
+                "replay_shards must be between 1 and {}, got {}",
+                RedisOptions::MAX_REPLAY_SHARDS,
+                options.replay_shards
+            )));
+        }
         let client = redis::Client::open(url).map_err(|e| ConfigError::Url(rd(e)))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.op_timeout))
@@ -291,6 +456,7 @@ impl RedisStore {
             .map_err(|_| ConfigError::Backend(format!("redis: connect timed out after {:?}", options.op_timeout)))?
             .map_err(|e| ConfigError::Backend(rd(e)))?;
         let store = Self {
+            layout: Layout::new(&options.key_prefix, options.replay_shards),
             options,
             conn,
             scripts: Scripts::new(),
@@ -298,7 +464,40 @@ impl RedisStore {
         if store.options.check_eviction_policy {
             store.check_eviction_policy().await?;
         }
+        store.check_replay_shards().await?;
         Ok(store)
+    }
+
+    /// Records the shard count under the prefix (first store) or checks it
+    /// against the recorded one: a keyid must map to one shard fleet-wide.
+    async fn check_replay_shards(&self) -> Result<(), ConfigError> {
+        let key = self.layout.shards_key();
+        let shards = self.options.replay_shards;
+        let recorded: Option<String> = self
+            .run(|mut c| async move {
+                // `SET … NX` then `GET` (not `SET … NX GET`, which needs Redis 7).
+                let _: Option<String> = redis::cmd("SET")
+                    .arg(&key)
+                    .arg(shards)
+                    .arg("NX")
+                    .query_async(&mut c)
+                    .await?;
+                redis::cmd("GET").arg(&key).query_async(&mut c).await
+            })
+            .await
+            .map_err(ConfigError::Backend)?;
+        match recorded {
+            Some(n) if n == shards.to_string() => Ok(()),
+            None => Err(ConfigError::Backend(format!(
+                "could not record replay_shards under prefix {:?}",
+                self.options.key_prefix
+            ))),
+            Some(n) => Err(ConfigError::Backend(format!(
+                "replay_shards is {shards} but the stores already using prefix {:?} use {n}; \
+                 every store on a prefix must use the same count",
+                self.options.key_prefix
+            ))),
+        }
     }
 
     async fn check_eviction_policy(&self) -> Result<(), ConfigError> {
@@ -354,11 +553,18 @@ impl RedisStore {
                 .await
                 .map_err(StoreError)?;
             if !keys.is_empty() {
-                let n: u64 = self
-                    .run(move |mut c| async move { redis::cmd("DEL").arg(keys).query_async(&mut c).await })
+                // One `DEL` per key: a multi-key `DEL` would span slots.
+                let n: Vec<u64> = self
+                    .run(move |mut c| async move {
+                        let mut pipe = redis::pipe();
+                        for key in keys {
+                            pipe.cmd("DEL").arg(key);
+                        }
+                        pipe.query_async(&mut c).await
+                    })
                     .await
                     .map_err(StoreError)?;
-                deleted += n;
+                deleted += n.iter().sum::<u64>();
             }
             if next == 0 {
                 return Ok(deleted);
@@ -384,18 +590,9 @@ impl RedisStore {
         i64::try_from(self.options.expiry_grace.as_secs()).unwrap_or(i64::MAX / 4)
     }
 
-    fn keyid_tag(&self, keyid: &str) -> String {
-        format!("{}:replay:{{{}}}", self.options.key_prefix, hex(keyid.as_bytes()))
-    }
-
-    fn sender_tag(&self, sender: &str) -> String {
-        format!("{}:idem:{{{}}}", self.options.key_prefix, hex(sender.as_bytes()))
-    }
-
-    fn record_key(&self, key: SenderKey<'_>) -> (String, String, String) {
-        let tag = self.sender_tag(key.sender);
-        let member = hex(key.idempotency_key.as_bytes());
-        (format!("{tag}:k:{member}"), format!("{tag}:z"), member)
+    /// The per-shard aggregate cap: ⌊aggregate_cap / shards⌋.
+    fn shard_aggregate_cap(&self) -> i64 {
+        cap((self.options.replay_limits.aggregate_cap / usize::from(self.layout.shards)) as u64)
     }
 }
 
@@ -413,10 +610,38 @@ fn int(value: Option<&Value>) -> Result<i64, String> {
     }
 }
 
+/// Decodes the claim script's reply (see `CLAIM`).
+fn claim_outcome(reply: &[Value]) -> Result<ClaimOutcome, IdempotencyError> {
+    let outcome = match int(reply.first()).map_err(IdempotencyError::Unavailable)? {
+        0 => {
+            let token = int(reply.get(1)).map_err(IdempotencyError::Unavailable)?;
+            let attempt = int(reply.get(2)).map_err(IdempotencyError::Unavailable)?;
+            let lease_expires_at = int(reply.get(3)).map_err(IdempotencyError::Unavailable)?;
+            ClaimOutcome::Claimed(Claim {
+                token: ClaimToken(token),
+                attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
+                lease_expires_at,
+            })
+        }
+        1 => ClaimOutcome::InProgress {
+            lease_expires_at: int(reply.get(1)).map_err(IdempotencyError::Unavailable)?,
+        },
+        2 => ClaimOutcome::Completed,
+        3 => ClaimOutcome::Conflict,
+        4 => ClaimOutcome::SenderCapReached,
+        other => {
+            return Err(IdempotencyError::Unavailable(format!(
+                "redis: unexpected claim reply {other}"
+            )))
+        }
+    };
+    Ok(outcome)
+}
+
 #[async_trait]
 impl ReplayStore for RedisStore {
     async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
-        let set = format!("{}:z", self.keyid_tag(keyid));
+        let set = self.layout.keyid_set(keyid);
         let n: u64 = self
             .run(move |mut c| async move {
                 redis::cmd("ZCOUNT")
@@ -432,7 +657,7 @@ impl ReplayStore for RedisStore {
     }
 
     async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError> {
-        let entry = format!("{}:n:{}", self.keyid_tag(key.keyid), entry_id(key));
+        let entry = self.layout.entry(key);
         let held: Option<i64> = self
             .run(move |mut c| async move { redis::cmd("GET").arg(entry).query_async(&mut c).await })
             .await
@@ -441,20 +666,19 @@ impl ReplayStore for RedisStore {
     }
 
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
-        let tag = self.keyid_tag(key.keyid);
-        let id = entry_id(key);
+        let keys = self.layout.replay(key);
         let mut invocation = self.scripts.insert.prepare_invoke();
         invocation
-            .key(format!("{tag}:n:{id}"))
-            .key(format!("{tag}:z"))
-            .key(format!("{}:replay:agg", self.options.key_prefix))
+            .key(keys.entry)
+            .key(keys.keyid_set)
+            .key(keys.aggregate_set)
             .arg(self.grace())
             .arg(now)
             .arg(expires_at)
-            .arg(&id)
-            .arg(format!("{}:{id}", hex(key.keyid.as_bytes())))
+            .arg(keys.member)
+            .arg(keys.aggregate_member)
             .arg(cap(self.options.replay_limits.per_keyid_cap as u64))
-            .arg(cap(self.options.replay_limits.aggregate_cap as u64));
+            .arg(self.shard_aggregate_cap());
         let code: i64 = self
             .run(|mut c| async move { invocation.invoke_async(&mut c).await })
             .await
@@ -485,59 +709,100 @@ impl IdempotencyStore for RedisStore {
             return Err(IdempotencyError::FingerprintTooLong);
         }
         let config = self.options.idempotency;
-        let (record, set, member) = self.record_key(key);
+        let keys = self.layout.idem(key);
         let mut invocation = self.scripts.claim.prepare_invoke();
         invocation
-            .key(record)
-            .key(set)
+            .key(keys.record)
+            .key(keys.sender_set)
             .arg(self.grace())
             .arg(now)
             .arg(fingerprint.0)
             .arg(config.lease_secs)
             .arg(config.window_secs)
             .arg(cap(config.per_sender_cap))
-            .arg(member);
+            .arg(keys.member);
         let reply: Vec<Value> = self
             .run(|mut c| async move { invocation.invoke_async(&mut c).await })
             .await
             .map_err(IdempotencyError::Unavailable)?;
-        let outcome = match int(reply.first()).map_err(IdempotencyError::Unavailable)? {
-            0 => {
-                let token = int(reply.get(1)).map_err(IdempotencyError::Unavailable)?;
-                let attempt = int(reply.get(2)).map_err(IdempotencyError::Unavailable)?;
-                let lease_expires_at = int(reply.get(3)).map_err(IdempotencyError::Unavailable)?;
-                ClaimOutcome::Claimed(Claim {
-                    token: ClaimToken(token),
-                    attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
-                    lease_expires_at,
-                })
-            }
-            1 => ClaimOutcome::InProgress {
-                lease_expires_at: int(reply.get(1)).map_err(IdempotencyError::Unavailable)?,
-            },
-            2 => ClaimOutcome::Completed,
-            3 => ClaimOutcome::Conflict,
-            4 => ClaimOutcome::SenderCapReached,
-            other => {
-                return Err(IdempotencyError::Unavailable(format!(
-                    "redis: unexpected claim reply {other}"
-                )))
-            }
-        };
-        Ok(outcome)
+        claim_outcome(&reply)
     }
 
+    /// One pipeline: `SCRIPT LOAD` of the claim script (so no `EVALSHA` can
+    /// miss it), then one `EVALSHA` per request. Each claim is one atomic
+    /// script; a failed round trip answers `Unavailable` for every request
+    /// sent in it. Keep batches to a few thousand requests, so that one
+    /// pipeline finishes well within [`RedisOptions::op_timeout`].
+    async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
+        let config = self.options.idempotency;
+        let mut results: Vec<Result<ClaimOutcome, IdempotencyError>> = Vec::with_capacity(requests.len());
+        let mut sent = Vec::with_capacity(requests.len());
+        let mut pipe = redis::pipe();
+        pipe.cmd("SCRIPT").arg("LOAD").arg(&self.scripts.claim_code).ignore();
+        for (i, request) in requests.iter().enumerate() {
+            if request.fingerprint.0.len() > Fingerprint::MAX_LEN {
+                results.push(Err(IdempotencyError::FingerprintTooLong));
+                continue;
+            }
+            // A placeholder, replaced by the reply below.
+            results.push(Err(IdempotencyError::Unavailable("redis: no reply".to_owned())));
+            let keys = self.layout.idem(request.key);
+            pipe.cmd("EVALSHA")
+                .arg(self.scripts.claim.get_hash())
+                .arg(2)
+                .arg(keys.record)
+                .arg(keys.sender_set)
+                .arg(self.grace())
+                .arg(now)
+                .arg(request.fingerprint.0)
+                .arg(config.lease_secs)
+                .arg(config.window_secs)
+                .arg(cap(config.per_sender_cap))
+                .arg(keys.member);
+            sent.push(i);
+        }
+        if sent.is_empty() {
+            return results;
+        }
+        let replies: Result<Vec<Vec<Value>>, String> =
+            self.run(|mut c| async move { pipe.query_async(&mut c).await }).await;
+        match replies {
+            Ok(replies) if replies.len() == sent.len() => {
+                for (i, reply) in sent.into_iter().zip(replies) {
+                    if let Some(slot) = results.get_mut(i) {
+                        *slot = claim_outcome(&reply);
+                    }
+                }
+            }
+            Ok(replies) => {
+                let e = format!("redis: {} replies to {} claims", replies.len(), sent.len());
+                for i in sent {
+                    if let Some(slot) = results.get_mut(i) {
+                        *slot = Err(IdempotencyError::Unavailable(e.clone()));
+                    }
+                }
+            }
+            Err(e) => {
+                for i in sent {
+                    if let Some(slot) = results.get_mut(i) {
+                        *slot = Err(IdempotencyError::Unavailable(e.clone()));
+                    }
+                }
+            }
+        }
+        results
+    }
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
-        let (record, set, member) = self.record_key(key);
+        let keys = self.layout.idem(key);
         let mut invocation = self.scripts.complete.prepare_invoke();
         invocation
-            .key(record)
-            .key(set)
+            .key(keys.record)
+            .key(keys.sender_set)
             .arg(self.grace())
             .arg(now)
             .arg(token.0)
             .arg(self.options.idempotency.window_secs)
-            .arg(member);
+            .arg(keys.member);
         let owned: i64 = self
             .run(|mut c| async move { invocation.invoke_async(&mut c).await })
             .await
@@ -550,15 +815,15 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
-        let (record, set, member) = self.record_key(key);
+        let keys = self.layout.idem(key);
         let mut invocation = self.scripts.release.prepare_invoke();
         invocation
-            .key(record)
-            .key(set)
+            .key(keys.record)
+            .key(keys.sender_set)
             .arg(self.grace())
             .arg(now)
             .arg(token.0)
-            .arg(member);
+            .arg(keys.member);
         let released: i64 = self
             .run(|mut c| async move { invocation.invoke_async(&mut c).await })
             .await
@@ -571,7 +836,7 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
-        let (record, _, _) = self.record_key(key);
+        let record = self.layout.idem(key).record;
         type Fields = (
             Option<Vec<u8>>,
             Option<i64>,
@@ -621,7 +886,7 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
-        let set = format!("{}:z", self.sender_tag(sender));
+        let set = self.layout.sender_set(sender);
         self.run(move |mut c| async move {
             redis::cmd("ZCOUNT")
                 .arg(set)
@@ -632,5 +897,146 @@ impl IdempotencyStore for RedisStore {
         })
         .await
         .map_err(IdempotencyError::Unavailable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    /// CRC16-XMODEM (polynomial 0x1021, initial 0), as Redis Cluster uses.
+    fn crc16(bytes: &[u8]) -> u16 {
+        let mut crc: u16 = 0;
+        for &b in bytes {
+            crc ^= u16::from(b) << 8;
+            for _ in 0..8 {
+                crc = if crc & 0x8000 != 0 {
+                    (crc << 1) ^ 0x1021
+                } else {
+                    crc << 1
+                };
+            }
+        }
+        crc
+    }
+
+    /// The cluster slot of `key`: the CRC16 of its hash tag (the bytes
+    /// between the first `{` and the next `}`, when not empty), else of the
+    /// whole key, modulo 16,384.
+    fn slot(key: &str) -> u16 {
+        let bytes = key.as_bytes();
+        let hashed = match bytes.iter().position(|&b| b == b'{') {
+            Some(open) => match bytes[open + 1..].iter().position(|&b| b == b'}') {
+                Some(len) if len > 0 => &bytes[open + 1..open + 1 + len],
+                _ => bytes,
+            },
+            None => bytes,
+        };
+        crc16(hashed) % 16_384
+    }
+
+    fn assert_one_slot(keys: &[&str]) {
+        let first = slot(keys[0]);
+        for key in keys {
+            assert_eq!(slot(key), first, "{key} is not in the slot of {} ({keys:?})", keys[0]);
+        }
+    }
+
+    #[test]
+    fn crc16_matches_the_cluster_specification() {
+        // The check value of CRC16-XMODEM and the example of the Redis
+        // Cluster specification.
+        assert_eq!(crc16(b"123456789"), 0x31c3);
+        assert_eq!(slot("123456789"), 12_739);
+        assert_eq!(slot("{user1000}.following"), slot("{user1000}.followers"));
+        assert_eq!(slot("foo{}{bar}"), crc16(b"foo{}{bar}") % 16_384);
+        assert_eq!(slot("foo{{bar}}zap"), crc16(b"{bar") % 16_384);
+    }
+
+    const KEYIDS: [&str; 6] = ["seller-2026", "", "k{1}", "}{", "kid with spaces", "ключ"];
+    const NONCES: [&[u8]; 3] = [b"0123456789abcdef", b"", &[0, 0x7b, 0x7d, 0xff]];
+    const SCOPES: [Option<&str>; 3] = [None, Some(""), Some("https://buyer.example/{hook}")];
+
+    #[test]
+    fn every_replay_insert_touches_one_slot() {
+        for shards in [1, 2, 16, RedisOptions::MAX_REPLAY_SHARDS] {
+            for prefix in ["adcp", "tenant:7"] {
+                let layout = Layout::new(prefix, shards);
+                for keyid in KEYIDS {
+                    for nonce in NONCES {
+                        for scope in SCOPES {
+                            let key = ReplayKey { keyid, nonce, scope };
+                            let keys = layout.replay(key);
+                            // The insert script's KEYS, and the keys the
+                            // read paths use for the same entry.
+                            assert_one_slot(&[
+                                &keys.entry,
+                                &keys.keyid_set,
+                                &keys.aggregate_set,
+                                &layout.entry(key),
+                                &layout.keyid_set(keyid),
+                            ]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn replay_shards_spread_keyids_over_distinct_slots() {
+        let layout = Layout::new("adcp", 16);
+        let mut slots = std::collections::HashSet::new();
+        let mut shards = std::collections::HashSet::new();
+        for i in 0..200 {
+            let keyid = format!("seller-{i}");
+            shards.insert(layout.shard(&keyid));
+            slots.insert(slot(&layout.keyid_set(&keyid)));
+        }
+        assert_eq!(shards.len(), 16);
+        assert_eq!(slots.len(), 16, "each shard is its own slot");
+        // One shard: everything in one slot, whatever the keyid.
+        let one = Layout::new("adcp", 1);
+        assert_one_slot(&[&one.keyid_set("a"), &one.keyid_set("b"), &one.keyid_set("c")]);
+    }
+
+    #[test]
+    fn every_idempotency_script_touches_one_slot() {
+        let layout = Layout::new("adcp", 1);
+        for sender in ["https://seller.example/mcp", "hmac:cred-7", "", "{x}", "}"] {
+            for key in ["whk_01HW9D3H8F", "", "{", "a}b"] {
+                let keys = layout.idem(SenderKey {
+                    sender,
+                    idempotency_key: key,
+                });
+                // claim, complete and release all take KEYS = [record, sender set].
+                assert_one_slot(&[&keys.record, &keys.sender_set, &layout.sender_set(sender)]);
+            }
+        }
+        // Different senders spread over slots.
+        let a = layout.sender_set("https://a.example/mcp");
+        let b = layout.sender_set("https://b.example/mcp");
+        assert_ne!(slot(&a), slot(&b));
+    }
+
+    #[test]
+    fn identifiers_cannot_break_the_layout() {
+        let layout = Layout::new("adcp", 1);
+        let keys = layout.replay(ReplayKey {
+            keyid: "a}:z",
+            nonce: b"{",
+            scope: Some("}"),
+        });
+        assert_eq!(keys.entry, "adcp:replay:{r0}:617d3a7a:n:s7d.7b");
+        assert_eq!(keys.keyid_set, "adcp:replay:{r0}:617d3a7a:z");
+        assert_eq!(keys.aggregate_set, "adcp:replay:{r0}:agg");
+        let idem = layout.idem(SenderKey {
+            sender: "}",
+            idempotency_key: "{",
+        });
+        assert_eq!(idem.record, "adcp:idem:{s7d}:k:7b");
+        assert_eq!(idem.sender_set, "adcp:idem:{s7d}:z");
     }
 }

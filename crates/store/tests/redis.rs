@@ -149,16 +149,22 @@ async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
         .query_async(&mut con)
         .await
         .unwrap();
-    assert_eq!(keys.len(), 5, "{keys:?}");
+    assert_eq!(keys.len(), 6, "{keys:?}");
     for key in &keys {
         let ttl: i64 = redis::cmd("TTL").arg(key).query_async(&mut con).await.unwrap();
+        if key.ends_with(":replay:shards") {
+            // The one persistent key: the shard count of the prefix.
+            assert_eq!(ttl, -1, "{key}");
+            continue;
+        }
         assert!(ttl > 0, "{key} has no TTL ({ttl})");
         if key.contains(":replay:") {
             assert!(ttl <= 360 + 60 + 1, "{key}: {ttl}");
         }
     }
-    // Hash tags keep each keyid's keys in one slot.
-    assert!(keys.iter().any(|k| k.contains(":replay:{6b7b317d}:n:")), "{keys:?}");
+    // Hash tags keep each shard's and each sender's keys in one slot.
+    assert!(keys.iter().any(|k| k.contains(":replay:{r0}:6b7b317d:n:")), "{keys:?}");
+    assert!(keys.iter().any(|k| k.contains(":idem:{s")), "{keys:?}");
     assert_eq!(store.sender_len("https://seller.example/mcp", NOW).await.unwrap(), 1);
     assert_eq!(
         store
@@ -350,4 +356,188 @@ async fn a_killed_server_fails_closed_and_aof_keeps_claims() {
         store.sender_len("https://seller.example/mcp", NOW + 4).await.unwrap(),
         2
     );
+}
+
+#[tokio::test]
+async fn a_prefix_keeps_one_shard_count() {
+    let prefix = unique_prefix();
+    let options = |replay_shards| RedisOptions {
+        key_prefix: prefix.clone(),
+        replay_shards,
+        ..RedisOptions::default()
+    };
+    let first = RedisStore::connect(&url(), options(4)).await.unwrap();
+    RedisStore::connect(&url(), options(4)).await.unwrap();
+    let err = RedisStore::connect(&url(), options(1)).await.unwrap_err();
+    assert!(err.to_string().contains("replay_shards"), "{err}");
+    assert!(RedisStore::connect(&url(), options(0)).await.is_err());
+    assert!(
+        RedisStore::connect(&url(), options(RedisOptions::MAX_REPLAY_SHARDS + 1))
+            .await
+            .is_err()
+    );
+    first.delete_all().await.unwrap();
+}
+
+#[tokio::test]
+async fn sharded_aggregate_cap_is_per_shard_and_never_exceeds_the_total() {
+    // 4 shards, aggregate cap 40: each shard holds at most 10 entries.
+    let store = RedisStore::connect(
+        &url(),
+        RedisOptions {
+            key_prefix: unique_prefix(),
+            replay_shards: 4,
+            replay_limits: ReplayLimits::new(1_000, 40),
+            ..RedisOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut inserted = 0;
+    let mut refused_keyids = 0;
+    for k in 0..64 {
+        let keyid = format!("seller-{k}");
+        let mut refused = false;
+        for n in 0u8..4 {
+            match store
+                .insert(
+                    ReplayKey {
+                        keyid: &keyid,
+                        nonce: &[n],
+                        scope: None,
+                    },
+                    NOW + 360,
+                    NOW,
+                )
+                .await
+                .unwrap()
+            {
+                InsertOutcome::Inserted => inserted += 1,
+                InsertOutcome::AggregateCapReached => refused = true,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        refused_keyids += usize::from(refused);
+    }
+    // 64 keyids × 4 nonces offered, 4 shards × 10 admitted: every shard
+    // filled up (64 keyids reach all 4 shards), none overflowed.
+    assert_eq!(inserted, 40);
+    assert!(refused_keyids > 0);
+    // Expiry frees every shard again.
+    assert_eq!(
+        store
+            .insert(
+                ReplayKey {
+                    keyid: "seller-0",
+                    nonce: b"later",
+                    scope: None
+                },
+                NOW + 800,
+                NOW + 361
+            )
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+    store.delete_all().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_fails_closed_under_load_and_the_store_recovers_by_itself() {
+    use std::sync::atomic::AtomicBool;
+    let mut server = Server::start(free_port(), temp_dir("load"), "noeviction");
+    let store = Arc::new(
+        RedisStore::connect(
+            &server.url(),
+            RedisOptions {
+                op_timeout: Duration::from_millis(500),
+                ..RedisOptions::default()
+            },
+        )
+        .await
+        .unwrap(),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    // A receiver's traffic: fresh nonces and fresh idempotency keys, one
+    // after the other, through the whole outage. Every answer must be the
+    // right one (Inserted / Claimed for fresh keys) or a retryable error.
+    let load = {
+        let store = Arc::clone(&store);
+        let stop = Arc::clone(&stop);
+        tokio::spawn(async move {
+            let mut log = Vec::new(); // (ok, acknowledged key)
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                let nonce = i.to_be_bytes();
+                let replay = store
+                    .insert(
+                        ReplayKey {
+                            keyid: "seller",
+                            nonce: &nonce,
+                            scope: None,
+                        },
+                        NOW + 360,
+                        NOW,
+                    )
+                    .await;
+                let k = format!("whk_load_{i}");
+                let claim = store.claim(event(&k), FP, NOW).await;
+                match (&replay, &claim) {
+                    (Ok(InsertOutcome::Inserted), Ok(ClaimOutcome::Claimed(_))) => log.push((true, Some(k))),
+                    (Ok(InsertOutcome::Inserted), Err(e)) | (Err(_), Err(e)) => {
+                        assert!(e.is_retryable(), "{e}");
+                        log.push((false, None));
+                    }
+                    (Err(_), Ok(ClaimOutcome::Claimed(_))) => log.push((false, Some(k))),
+                    other => panic!("a fresh key was not answered as fresh: {other:?}"),
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            log
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.kill();
+    // While the server is down, batched claims fail closed as well.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let batch = [adcp_store::idempotency::ClaimRequest {
+        key: event("whk_batch"),
+        fingerprint: FP,
+    }; 3];
+    for outcome in store.claim_many(&batch, NOW).await {
+        assert!(outcome.unwrap_err().is_retryable());
+    }
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    server.spawn("noeviction");
+    // No new store, no reconnect call: the same object answers again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let ok = store.claim_many(&batch, NOW + 1).await.into_iter().all(|o| o.is_ok());
+        if ok {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the store did not recover");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, Ordering::Relaxed);
+    let log = load.await.unwrap();
+    let first_failure = log.iter().position(|(ok, _)| !ok).expect("the outage was seen");
+    let recovered = log[first_failure..].iter().position(|(ok, _)| *ok);
+    assert!(recovered.is_some(), "the load never succeeded again after the outage");
+    assert!(first_failure > 0, "the load ran before the outage");
+    // Every claim acknowledged to the load (before or after the outage) is
+    // still held: AOF with appendfsync always.
+    for (_, k) in &log {
+        if let Some(k) = k {
+            assert!(
+                matches!(
+                    store.claim(event(k), FP, NOW + 2).await.unwrap(),
+                    ClaimOutcome::InProgress { .. }
+                ),
+                "{k}"
+            );
+        }
+    }
 }

@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use adcp_store::idempotency::{
-    ClaimOutcome, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore, RecordState,
-    SenderAliases, SenderKey,
+    ClaimOutcome, ClaimRequest, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
+    RecordState, SenderAliases, SenderKey,
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
@@ -52,10 +52,12 @@ macro_rules! contract_tests {
             replay_keyid_cap_is_reported_before_aggregate_cap, replay_zero_caps_refuse_everything,
             replay_expired_entries_free_capacity, replay_scope_separates_entries,
             replay_concurrent_inserts_of_one_key_yield_one_insert, replay_concurrent_inserts_never_exceed_the_keyid_cap,
+            replay_concurrent_inserts_never_exceed_the_aggregate_cap,
             idem_claim_complete_then_duplicate, idem_in_progress_then_takeover_after_lease,
             idem_conflict_on_changed_payload, idem_release_lets_a_retry_claim, idem_window_expiry,
             idem_sender_cap_rejects_instead_of_evicting, idem_senders_are_isolated, idem_aliases_share_one_keyspace,
-            idem_concurrent_claims_have_one_winner_per_key, idem_rejects_long_fingerprints
+            idem_concurrent_claims_have_one_winner_per_key, idem_rejects_long_fingerprints,
+            idem_claim_many_answers_each_request_like_claim, idem_concurrent_batched_claims_have_one_winner_per_key
         );
     };
     (@cases $backend:ty; $($case:ident),* $(,)?) => {
@@ -378,6 +380,37 @@ pub async fn replay_concurrent_inserts_never_exceed_the_keyid_cap<B: Backend>(b:
     assert_eq!(total, 100);
 }
 
+pub async fn replay_concurrent_inserts_never_exceed_the_aggregate_cap<B: Backend>(b: &B) {
+    // 16 tasks, each its own keyid, race for 100 aggregate slots; every
+    // keyid could take 50 on its own.
+    let store = b.replay(ReplayLimits::new(50, 100)).await;
+    let tasks: Vec<_> = (0u32..16)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let keyid = format!("seller-{t}");
+                let mut inserted = 0;
+                for i in 0u32..20 {
+                    match store
+                        .insert(key(&keyid, &i.to_be_bytes()), NOW + 360, NOW)
+                        .await
+                        .unwrap()
+                    {
+                        InsertOutcome::Inserted => inserted += 1,
+                        other => assert_eq!(other, InsertOutcome::AggregateCapReached),
+                    }
+                }
+                inserted
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.unwrap();
+    }
+    assert_eq!(total, 100);
+}
+
 fn ev<'a>(sender: &'a str, idempotency_key: &'a str) -> SenderKey<'a> {
     SenderKey {
         sender,
@@ -640,4 +673,91 @@ pub async fn idem_rejects_long_fingerprints<B: Backend>(b: &B) {
     );
     let max = [0u8; Fingerprint::MAX_LEN];
     claimed(store.claim(ev(SELLER, "k"), Fingerprint(&max), NOW).await.unwrap());
+}
+
+pub async fn idem_claim_many_answers_each_request_like_claim<B: Backend>(b: &B) {
+    let store = b.idem(config(60, 4)).await;
+    let done = ev(SELLER, "whk_done");
+    let c = claimed(store.claim(done, FP, NOW).await.unwrap());
+    store.complete(done, c.token, NOW).await.unwrap();
+    let long = [0u8; Fingerprint::MAX_LEN + 1];
+    let request = |key, fingerprint| ClaimRequest { key, fingerprint };
+    let requests = [
+        request(ev(SELLER, "whk_a"), FP),
+        // The same key again within the batch: the first request owns it.
+        request(ev(SELLER, "whk_a"), FP),
+        request(done, FP),
+        request(done, OTHER_FP),
+        request(ev(SELLER, "whk_long"), Fingerprint(&long)),
+        request(ev("https://other.example/mcp", "whk_a"), FP),
+        request(ev(SELLER, "whk_b"), FP),
+        request(ev(SELLER, "whk_c"), FP),
+        // The sender now holds 4 records (done, a, b, c): the cap.
+        request(ev(SELLER, "whk_d"), FP),
+    ];
+    let outcomes = store.claim_many(&requests, NOW + 1).await;
+    assert_eq!(outcomes.len(), requests.len());
+    let first = claimed(outcomes[0].clone().unwrap());
+    assert_eq!(first.attempt, 1);
+    assert_eq!(
+        outcomes[1],
+        Ok(ClaimOutcome::InProgress {
+            lease_expires_at: NOW + 61
+        })
+    );
+    assert_eq!(outcomes[2], Ok(ClaimOutcome::Completed));
+    assert_eq!(outcomes[3], Ok(ClaimOutcome::Conflict));
+    assert_eq!(outcomes[4], Err(IdempotencyError::FingerprintTooLong));
+    claimed(outcomes[5].clone().unwrap());
+    claimed(outcomes[6].clone().unwrap());
+    claimed(outcomes[7].clone().unwrap());
+    assert_eq!(outcomes[8], Ok(ClaimOutcome::SenderCapReached));
+    // The batch's claims are real claims.
+    store.complete(ev(SELLER, "whk_a"), first.token, NOW + 2).await.unwrap();
+    assert_eq!(
+        store.claim(ev(SELLER, "whk_a"), FP, NOW + 3).await.unwrap(),
+        ClaimOutcome::Completed
+    );
+    assert_eq!(store.lookup(ev(SELLER, "whk_d"), NOW + 3).await.unwrap(), None);
+    assert_eq!(store.sender_len(SELLER, NOW + 3).await.unwrap(), 4);
+    assert!(store.claim_many(&[], NOW).await.is_empty());
+}
+
+pub async fn idem_concurrent_batched_claims_have_one_winner_per_key<B: Backend>(b: &B) {
+    const TASKS: usize = 64;
+    const KEYS: usize = 1_000;
+    const BATCH: usize = 100;
+    let store = b.idem(config(600, 1_000_000)).await;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let names: Vec<String> = (0..KEYS).map(|i| format!("whk_{}", (i + t * 37) % KEYS)).collect();
+                let mut wins = 0usize;
+                for chunk in names.chunks(BATCH) {
+                    let requests: Vec<ClaimRequest<'_>> = chunk
+                        .iter()
+                        .map(|k| ClaimRequest {
+                            key: ev(SELLER, k),
+                            fingerprint: FP,
+                        })
+                        .collect();
+                    for outcome in store.claim_many(&requests, NOW).await {
+                        match outcome.unwrap() {
+                            ClaimOutcome::Claimed(_) => wins += 1,
+                            ClaimOutcome::InProgress { .. } => {}
+                            other => panic!("unexpected {other:?}"),
+                        }
+                    }
+                }
+                wins
+            })
+        })
+        .collect();
+    let mut wins = 0;
+    for task in tasks {
+        wins += task.await.unwrap();
+    }
+    assert_eq!(wins, KEYS);
+    assert_eq!(store.sender_len(SELLER, NOW).await.unwrap(), KEYS as u64);
 }
