@@ -143,18 +143,38 @@ impl DestinationPolicy {
 
     /// A pinning resolver for `reqwest::ClientBuilder::dns_resolver`, using
     /// the system resolver.
-    pub fn dns_resolver(&self) -> Arc<dyn reqwest::dns::Resolve> {
+    pub fn dns_resolver(&self) -> Arc<PinningResolver> {
         self.dns_resolver_with(Arc::new(SystemDnsResolver))
     }
 
     /// [`dns_resolver`](Self::dns_resolver) over a custom [`DnsResolver`].
     /// A refusal surfaces as a connect error whose source chain holds the
     /// [`SsrfError`].
-    pub fn dns_resolver_with(&self, dns: Arc<dyn DnsResolver>) -> Arc<dyn reqwest::dns::Resolve> {
-        Arc::new(GuardedResolver {
+    pub fn dns_resolver_with(&self, dns: Arc<dyn DnsResolver>) -> Arc<PinningResolver> {
+        Arc::new(PinningResolver(GuardedResolver {
             policy: self.ssrf.clone(),
             inner: dns,
-        })
+        }))
+    }
+}
+
+/// A [`reqwest::dns::Resolve`] that resolves each name once, refuses an
+/// answer holding any reserved address, and hands reqwest only the checked
+/// addresses (so the connection is pinned to them). Made by
+/// [`DestinationPolicy::dns_resolver`].
+pub struct PinningResolver(GuardedResolver);
+
+impl fmt::Debug for PinningResolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PinningResolver")
+            .field("policy", &self.0.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl reqwest::dns::Resolve for PinningResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        self.0.resolve(name)
     }
 }
 

@@ -51,7 +51,7 @@ pub mod resolver;
 pub mod ssrf;
 pub mod trace;
 
-pub use destination::{DestinationError, DestinationPolicy};
+pub use destination::{DestinationError, DestinationPolicy, PinningResolver};
 pub use documents::{BrandAgent, BrandDocument, BrandJson, DocumentError, RevocationList};
 pub use fetch::{
     DnsResolver, FetchConfig, FetchError, Fetched, Fetcher, StaticDnsResolver, SystemDnsResolver, TrustRoots,
