@@ -33,6 +33,8 @@ pub enum Command {
     Keygen(KeygenArgs),
     /// Sign a webhook or request; prints `{"method","url","headers","body"}` for `adcp-sig verify --request`.
     Sign(SignArgs),
+    /// Discover an agent's signing keys; prints the per-step trace and the JWKS, or the spec error code.
+    Resolve(crate::commands::resolve::ResolveArgs),
 }
 
 /// The signing profile whose error codes are reported.

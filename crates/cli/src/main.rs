@@ -21,6 +21,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Conformance(args) => commands::conformance::run(&args),
         cli::Command::Keygen(args) => commands::keygen::run(&args),
         cli::Command::Sign(args) => commands::sign::run(&args),
+        cli::Command::Resolve(args) => commands::resolve::run(&args),
     };
     code.into()
 }

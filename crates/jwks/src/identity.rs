@@ -648,24 +648,33 @@ pub async fn resolve_brand_json_url(
         }
     };
     let result = caps_source.capabilities(agent_url).await;
-    let caps_url = caps_source.location(agent_url).unwrap_or_else(|| agent.clone());
+    // Only a source that fetched a URL has a status and a fetch time to
+    // report; capabilities held by the caller (onboarding, a file) do not.
+    let caps_url = caps_source.location(agent_url);
     let caps = match &result {
         Ok(body) => Capabilities::parse(body).map_err(|e| DiscoveryError::CapabilitiesMalformed(e.to_string())),
         Err(e) => Err(DiscoveryError::CapabilitiesUnreachable(e.to_string())),
     };
-    let caps = match caps {
+    let (caps, step) = match caps {
         Ok(c) => {
-            trace
-                .ok(1, "capabilities", "get_adcp_capabilities")
-                .fetched(&caps_url, now, &result);
-            c
+            let detail = if caps_url.is_some() {
+                "get_adcp_capabilities"
+            } else {
+                "get_adcp_capabilities (supplied by the caller)"
+            };
+            (Ok(c), trace.ok(1, "capabilities", detail))
         }
         Err(err) => {
-            trace
-                .failed(1, "capabilities", err.code_suffix(), err.to_string())
-                .fetched(&caps_url, now, &result);
-            return Err(fail(trace, err));
+            let step = trace.failed(1, "capabilities", err.code_suffix(), err.to_string());
+            (Err(err), step)
         }
+    };
+    if let Some(url) = &caps_url {
+        step.fetched(url, now, &result);
+    }
+    let caps = match caps {
+        Ok(c) => c,
+        Err(err) => return Err(fail(trace, err)),
     };
     // Step 2.
     let brand_url = match caps.brand_json_url.as_deref().map(|u| (u, policy.check_url(u))) {

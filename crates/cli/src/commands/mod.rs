@@ -5,6 +5,7 @@ pub mod canon;
 pub mod conformance;
 pub mod keygen;
 pub mod normalize;
+pub mod resolve;
 pub mod sign;
 pub mod urn_eq;
 pub mod verify;
