@@ -88,9 +88,10 @@ impl Effects {
 
 /// Serves `receiver` on 127.0.0.1 with a handler that records each event.
 pub async fn serve(receiver: Receiver, effects: Arc<Effects>) -> SocketAddr {
-    let app = Router::new().route(
-        "/webhooks/{*rest}",
-        post(move |webhook: Webhook| {
+    // Any path: the layer wraps the whole router (receivers may demux by
+    // path, never correlate by it).
+    let app = Router::new()
+        .fallback(post(move |webhook: Webhook| {
             let effects = Arc::clone(&effects);
             async move {
                 // The handler sees the verified sender, the raw bytes and the payload.
@@ -102,9 +103,8 @@ pub async fn serve(receiver: Receiver, effects: Arc<Effects>) -> SocketAddr {
                 effects.apply(&webhook);
                 "ok"
             }
-        })
-        .layer(ReceiverLayer::new(receiver)),
-    );
+        }))
+        .layer(ReceiverLayer::new(receiver));
     serve_router(app).await
 }
 
