@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod contract;
+mod redis_server;
 
 use adcp_store::idempotency::{
     ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore, SenderKey,
@@ -14,8 +15,7 @@ use adcp_store::idempotency::{
 use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use redis_server::{free_port, temp_dir, Server};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -188,72 +188,6 @@ async fn an_unreachable_server_fails_closed() {
     .await
     .unwrap_err();
     assert!(err.to_string().contains("redis"), "{err}");
-}
-
-/// A `redis-server` child on a free port with AOF in a temp dir; killed and
-/// removed on drop, even when the test fails.
-struct Server {
-    port: u16,
-    dir: PathBuf,
-    child: Option<Child>,
-}
-
-impl Server {
-    fn start(port: u16, dir: PathBuf, policy: &str) -> Self {
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut server = Server { port, dir, child: None };
-        server.spawn(policy);
-        server
-    }
-
-    fn spawn(&mut self, policy: &str) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-            .args(["--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no"])
-            .args(["--maxmemory-policy", policy])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server on PATH");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("adcp-store-redis-{tag}-{}", unique_prefix().replace(':', "-")))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
