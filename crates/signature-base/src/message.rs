@@ -239,7 +239,7 @@ fn combine<'s>(fields: &'s Fields<'_>, name: &str) -> Result<Option<Cow<'s, [u8]
 /// Field values may not carry CR, LF or NUL (RFC 9110 §5.5); obsolete line
 /// folding is not accepted either (RFC 9421 §2.1 would require rewriting it).
 fn check_field_value(value: &[u8], name: &str) -> Result<(), Error> {
-    if value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0) {
+    if memchr::memchr3(b'\r', b'\n', 0, value).is_some() {
         return Err(Error::InvalidFieldValue {
             name: name.to_ascii_lowercase(),
         });

@@ -5,7 +5,6 @@
 //! produce the `@signature-params` line and component identifiers.
 
 use std::borrow::Cow;
-use std::fmt::Write;
 
 /// An RFC 8941 bare item, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,17 +39,19 @@ impl BareValue {
     /// Appends the canonical serialization (RFC 8941 §4.1.3).
     pub fn serialize_into(&self, out: &mut String) {
         match self {
-            BareValue::Integer(v) => {
-                let _ = write!(out, "{v}");
-            }
+            BareValue::Integer(v) => push_integer(out, *v),
             BareValue::Decimal(v) => out.push_str(v),
             BareValue::String(v) => {
                 out.push('"');
-                for c in v.chars() {
-                    if c == '"' || c == '\\' {
-                        out.push('\\');
+                if v.bytes().any(|b| b == b'"' || b == b'\\') {
+                    for c in v.chars() {
+                        if c == '"' || c == '\\' {
+                            out.push('\\');
+                        }
+                        out.push(c);
                     }
-                    out.push(c);
+                } else {
+                    out.push_str(v);
                 }
                 out.push('"');
             }
@@ -64,6 +65,28 @@ impl BareValue {
             BareValue::Boolean(true) => out.push_str("?1"),
             BareValue::Boolean(false) => out.push_str("?0"),
         }
+    }
+}
+
+/// Appends `v` in decimal without the formatting machinery (this runs for
+/// `created` and `expires` on every signature base).
+fn push_integer(out: &mut String, v: i64) {
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
     }
 }
 
@@ -84,17 +107,24 @@ impl From<sfv::BareItemFromInput<'_>> for BareValue {
     }
 }
 
-/// Parameter names common enough to keep without allocating.
-const KNOWN_KEYS: &[&str] = &[
-    "created", "expires", "nonce", "keyid", "alg", "tag", "sf", "key", "bs", "req", "tr", "name",
-];
-
 /// A parameter key: borrowed for the well-known names, owned otherwise.
 fn intern(key: &str) -> Cow<'static, str> {
-    match KNOWN_KEYS.iter().find(|k| **k == key) {
-        Some(k) => Cow::Borrowed(k),
-        None => Cow::Owned(key.to_owned()),
-    }
+    // A match compiles to a length switch and one comparison.
+    Cow::Borrowed(match key {
+        "created" => "created",
+        "expires" => "expires",
+        "nonce" => "nonce",
+        "keyid" => "keyid",
+        "alg" => "alg",
+        "tag" => "tag",
+        "sf" => "sf",
+        "key" => "key",
+        "bs" => "bs",
+        "req" => "req",
+        "tr" => "tr",
+        "name" => "name",
+        _ => return Cow::Owned(key.to_owned()),
+    })
 }
 
 /// Ordered parameters (`;key=value`), as received.
@@ -105,6 +135,11 @@ impl Parameters {
     /// No parameters.
     pub const fn new() -> Self {
         Self(Vec::new())
+    }
+
+    /// No parameters, with room for `n`.
+    pub fn with_capacity(n: usize) -> Self {
+        Self(Vec::with_capacity(n))
     }
 
     /// Appends a parameter (the caller has checked for duplicates).
@@ -147,5 +182,40 @@ impl Parameters {
                 value.serialize_into(out);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_serialize_like_display() {
+        for v in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            1_776_520_800,
+            999_999_999_999_999,
+            i64::MIN,
+            i64::MAX,
+        ] {
+            let mut out = String::new();
+            BareValue::Integer(v).serialize_into(&mut out);
+            assert_eq!(out, v.to_string());
+        }
+    }
+
+    #[test]
+    fn strings_escape_quotes_and_backslashes_only() {
+        let mut out = String::new();
+        BareValue::String(r#"a"b\c d"#.to_owned()).serialize_into(&mut out);
+        assert_eq!(out, r#""a\"b\\c d""#);
+        out.clear();
+        BareValue::String("plain".to_owned()).serialize_into(&mut out);
+        assert_eq!(out, r#""plain""#);
     }
 }

@@ -45,6 +45,9 @@ struct Case {
     jwks: serde_json::Value,
     /// Header sets, each with its own nonce and signature.
     pool: Vec<Vec<(String, String)>>,
+    /// The signature base and signature of each pool entry, for the bare
+    /// baseline over the very bases the checklist verifies.
+    pool_bare: Vec<(String, Vec<u8>)>,
     /// The vector's own base and signature, for the bare baseline.
     base: String,
     signature: Vec<u8>,
@@ -94,6 +97,7 @@ fn load(vector: &str) -> Case {
         authority: Some(canonical.authority()),
         ..BaseOptions::default()
     };
+    let mut pool_bare = Vec::with_capacity(POOL);
     let pool = (0..POOL as u64)
         .map(|i| {
             let mut nonce = [0u8; 16];
@@ -111,6 +115,10 @@ fn load(vector: &str) -> Case {
             let params = SignatureInput::from_message(&msg).unwrap().unwrap();
             let base = signature_base(&msg, params.require("sig1").unwrap(), &opts).unwrap();
             let sig = key.sign(base.as_bytes()).unwrap();
+            pool_bare.push((
+                String::from_utf8(base.as_bytes().to_vec()).unwrap(),
+                sig.as_bytes().to_vec(),
+            ));
             headers.push((
                 "Signature".into(),
                 format!("sig1=:{}:", BinaryEncoding::Base64UrlUnpadded.encode(sig.as_bytes())),
@@ -126,6 +134,7 @@ fn load(vector: &str) -> Case {
         now: doc["reference_now"].as_i64().unwrap(),
         jwks: serde_json::json!({ "keys": [jwk.clone()] }),
         pool,
+        pool_bare,
         base: doc["expected_signature_base"].as_str().unwrap().to_owned(),
         signature: BinaryEncoding::Base64UrlUnpadded.decode(&token).unwrap(),
         jwk,
@@ -167,18 +176,18 @@ fn time_checklist(case: &Case, resolver: &StaticKeyResolver, iters: u64) -> Dura
     total
 }
 
-fn time_bare(iters: u64, bare: &dyn Fn() -> bool) -> Duration {
+fn time_bare(iters: u64, bare: &dyn Fn(usize) -> bool) -> Duration {
     let mut total = Duration::ZERO;
-    for _ in 0..iters {
+    for i in 0..iters as usize {
         let start = Instant::now();
-        let ok = bare();
+        let ok = bare(i % POOL);
         total += start.elapsed();
         black_box(ok);
     }
     total
 }
 
-fn bench_case(c: &mut Criterion, name: &str, case: &Case, bare: &dyn Fn() -> bool) {
+fn bench_case(c: &mut Criterion, name: &str, case: &Case, bare: &dyn Fn(usize) -> bool) {
     let resolver = StaticKeyResolver::new().with_jwks(&case.jwks, "https://seller.example/agent");
     let mut group = c.benchmark_group(GROUP);
     group.bench_function(format!("{name}_bare"), |b| {
@@ -214,17 +223,55 @@ fn main() {
 
     let ed_key = ed25519_dalek::VerifyingKey::from_bytes(&b64url(&ed.jwk["x"]).try_into().unwrap()).unwrap();
     let ed_sig = ed25519_dalek::Signature::from_slice(&ed.signature).unwrap();
-    let ed_bare = || ed_key.verify_strict(ed.base.as_bytes(), &ed_sig).is_ok();
-    assert!(ed_bare());
+    let ed_fixed = |_| ed_key.verify_strict(ed.base.as_bytes(), &ed_sig).is_ok();
+    assert!(ed_fixed(0));
+    let ed_pool: Vec<_> = ed
+        .pool_bare
+        .iter()
+        .map(|(b, s)| (b.clone(), ed25519_dalek::Signature::from_slice(s).unwrap()))
+        .collect();
+    let ed_bare = |i: usize| ed_key.verify_strict(ed_pool[i].0.as_bytes(), &ed_pool[i].1).is_ok();
+    assert!(ed_bare(7));
 
     let mut point = vec![4u8];
     point.extend(b64url(&es.jwk["x"]));
     point.extend(b64url(&es.jwk["y"]));
     let es_key = aws_lc_rs::signature::UnparsedPublicKey::new(&aws_lc_rs::signature::ECDSA_P256_SHA256_FIXED, point);
-    let es_bare = || es_key.verify(es.base.as_bytes(), &es.signature).is_ok();
-    assert!(es_bare());
+    let es_fixed = |_| es_key.verify(es.base.as_bytes(), &es.signature).is_ok();
+    assert!(es_fixed(0));
+    let es_bare = |i: usize| es_key.verify(es.pool_bare[i].0.as_bytes(), &es.pool_bare[i].1).is_ok();
+    assert!(es_bare(7));
+
+    // Profiling mode: `CHECKLIST_PROFILE=ed25519_checklist` (or `_bare`,
+    // `es256_…`) runs that loop alone, for `perf stat` / `perf record`.
+    if let Ok(mode) = std::env::var("CHECKLIST_PROFILE") {
+        let resolver = |case: &Case| StaticKeyResolver::new().with_jwks(&case.jwks, "https://seller.example/agent");
+        let iters = std::env::var("CHECKLIST_ITERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20_000);
+        let spent = match mode.as_str() {
+            "ed25519_checklist" => time_checklist(&ed, &resolver(&ed), iters),
+            "ed25519_bare" => time_bare(iters, &ed_bare),
+            "es256_checklist" => time_checklist(&es, &resolver(&es), iters),
+            "es256_bare" => time_bare(iters, &es_bare),
+            other => panic!("unknown CHECKLIST_PROFILE {other}"),
+        };
+        println!("{mode}: {:.0} ns per iteration", spent.as_nanos() as f64 / iters as f64);
+        return;
+    }
 
     let mut c = Criterion::default().configure_from_args();
+    {
+        let mut group = c.benchmark_group(GROUP);
+        group.bench_function("ed25519_bare_fixed", |b| {
+            b.iter_custom(|iters| time_bare(iters, &ed_fixed))
+        });
+        group.bench_function("es256_bare_fixed", |b| {
+            b.iter_custom(|iters| time_bare(iters, &es_fixed))
+        });
+        group.finish();
+    }
     bench_case(&mut c, "ed25519", &ed, &ed_bare);
     bench_case(&mut c, "es256", &es, &es_bare);
     c.final_summary();

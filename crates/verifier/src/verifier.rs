@@ -9,7 +9,7 @@ use crate::replay::{InsertOutcome, ReplayKey, ReplayStore};
 use adcp_sigbase::crypto::Algorithm;
 use adcp_sigbase::digest::{ContentDigest, DigestErrorKind, DigestPolicy};
 use adcp_sigbase::encoding::BinaryEncoding;
-use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput, SignatureParams, Signatures};
+use adcp_sigbase::{signature_base, BaseOptions, ComponentId, Message, SignatureInput, SignatureParams, Signatures};
 
 /// Clock skew tolerated on `created` / `expires` (seconds).
 pub const CLOCK_SKEW: i64 = 60;
@@ -36,8 +36,9 @@ pub struct VerifiedSigner {
     pub expires: i64,
     /// The decoded nonce.
     pub nonce: Vec<u8>,
-    /// The covered component identifiers, serialized.
-    pub components: Vec<String>,
+    /// The covered component identifiers, in signed order (`Display`
+    /// serializes one).
+    pub components: Vec<ComponentId>,
     /// The canonical `@target-uri` that was verified.
     pub target_uri: String,
 }
@@ -314,7 +315,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             created,
             expires,
             nonce,
-            components: params.components().iter().map(ToString::to_string).collect(),
+            components: params.components().to_vec(),
             target_uri: target.into_string(),
         })
     }

@@ -1,18 +1,27 @@
 //! `Signature-Input` (RFC 9421 §4.1): a Dictionary of inner lists of
 //! component identifiers with signature parameters.
 //!
-//! Parsed with `sfv`'s visitor API, because its plain parser keeps only the
-//! last of duplicate dictionary keys and parameters: a second `sig1` (on the
-//! same line or on another `Signature-Input` line) must be an error, not a
+//! Two parsers produce the same members: [`fast`], a single pass over the
+//! shape every signer emits (no allocation beyond the result), and the
+//! reference, `sfv`'s visitor API ([`visitor`]), which handles every RFC
+//! 8941 form and words every error. The fast path gives up (returns `None`)
+//! on anything unusual — decimals, byte sequences, bare keys, duplicate
+//! labels or parameters, non-ASCII — and the reference parser then decides,
+//! so errors and rare forms behave exactly as before; a property test keeps
+//! the two equal wherever the fast path answers. The reference uses the
+//! visitor API because `sfv`'s plain parser keeps only the last of
+//! duplicate dictionary keys and parameters: a second `sig1` (on the same
+//! line or on another `Signature-Input` line) must be an error, not a
 //! silent replacement of the covered components a verifier looked at.
+
+mod fast;
+mod visitor;
 
 use crate::component::ComponentId;
 use crate::error::SignatureHeader;
 use crate::message::Message;
 use crate::sf::{BareValue, Parameters};
 use crate::Error;
-use sfv::visitor::{DictionaryVisitor, EntryVisitor, Ignored, InnerListVisitor, ItemVisitor, ParameterVisitor};
-use sfv::{BareItemFromInput, KeyRef};
 use std::borrow::Cow;
 
 /// Largest `Signature-Input` (all lines combined) accepted, in bytes.
@@ -196,23 +205,10 @@ impl SignatureInput {
                 max: MAX_SIGNATURE_INPUT_LEN,
             });
         }
-        let mut raw = Vec::new();
-        let mut fail = None;
-        let parsed = sfv::Parser::new(value)
-            .with_version(sfv::Version::Rfc8941)
-            .parse_dictionary_with_visitor(DictV {
-                entries: &mut raw,
-                fail: &mut fail,
-            });
-        if let Some(e) = fail {
-            return Err(e);
-        }
-        if let Err(e) = parsed {
-            return Err(Error::HeaderMalformed {
-                header: SignatureHeader::SignatureInput,
-                detail: e.to_string(),
-            });
-        }
+        let raw = match fast::parse(value) {
+            Some(raw) => raw,
+            None => visitor::parse(value)?,
+        };
         let mut entries = Vec::with_capacity(raw.len());
         for r in raw {
             let components = r
@@ -280,161 +276,9 @@ impl SignatureInput {
 }
 
 /// A member as collected during parsing, validated afterwards.
+#[derive(Debug, PartialEq)]
 struct RawEntry {
     label: String,
     components: Vec<(Cow<'static, str>, Parameters)>,
     params: Parameters,
-}
-
-/// Stops the sfv parser; the real error is in the visitor's `fail` slot.
-#[derive(Debug)]
-struct Abort;
-
-impl std::fmt::Display for Abort {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("rejected by the Signature-Input visitor")
-    }
-}
-
-impl std::error::Error for Abort {}
-
-struct DictV<'s> {
-    entries: &'s mut Vec<RawEntry>,
-    fail: &'s mut Option<Error>,
-}
-
-impl<'de> DictionaryVisitor<'de> for DictV<'_> {
-    type Out = ();
-    type Error = Abort;
-
-    fn entry(&mut self, key: &'de KeyRef) -> Result<impl EntryVisitor<'de>, Abort> {
-        let label = key.as_str();
-        if self.entries.iter().any(|e| e.label == label) {
-            *self.fail = Some(Error::DuplicateLabel {
-                header: SignatureHeader::SignatureInput,
-                label: label.to_owned(),
-            });
-            return Err(Abort);
-        }
-        self.entries.push(RawEntry {
-            label: label.to_owned(),
-            components: Vec::new(),
-            params: Parameters::new(),
-        });
-        match self.entries.last_mut() {
-            Some(entry) => Ok(EntryV {
-                entry,
-                fail: &mut *self.fail,
-            }),
-            None => Err(Abort),
-        }
-    }
-
-    fn finish(self) -> Result<(), Abort> {
-        Ok(())
-    }
-}
-
-struct EntryV<'s> {
-    entry: &'s mut RawEntry,
-    fail: &'s mut Option<Error>,
-}
-
-impl<'de> EntryVisitor<'de> for EntryV<'_> {
-    type Error = Abort;
-
-    fn item(self) -> Result<impl ItemVisitor<'de>, Abort> {
-        *self.fail = Some(Error::NotInnerList {
-            label: self.entry.label.clone(),
-        });
-        Err::<Ignored, _>(Abort)
-    }
-
-    fn inner_list(self) -> Result<impl InnerListVisitor<'de>, Abort> {
-        Ok(ListV {
-            entry: self.entry,
-            fail: self.fail,
-        })
-    }
-}
-
-struct ListV<'s> {
-    entry: &'s mut RawEntry,
-    fail: &'s mut Option<Error>,
-}
-
-impl<'de> InnerListVisitor<'de> for ListV<'_> {
-    type Error = Abort;
-
-    fn item(&mut self) -> Result<impl ItemVisitor<'de>, Abort> {
-        Ok(ItemV {
-            entry: &mut *self.entry,
-            fail: &mut *self.fail,
-        })
-    }
-
-    fn finish(self) -> Result<impl ParameterVisitor<'de>, Abort> {
-        let RawEntry { label, params, .. } = self.entry;
-        Ok(ParamV {
-            label,
-            params,
-            fail: self.fail,
-        })
-    }
-}
-
-struct ItemV<'s> {
-    entry: &'s mut RawEntry,
-    fail: &'s mut Option<Error>,
-}
-
-impl<'de> ItemVisitor<'de> for ItemV<'_> {
-    type Out = ();
-    type Error = Abort;
-
-    fn bare_item(self, bare_item: BareItemFromInput<'de>) -> Result<impl ParameterVisitor<'de, Out = ()>, Abort> {
-        let sfv::GenericBareItem::String(name) = bare_item else {
-            *self.fail = Some(Error::ComponentNotString {
-                label: self.entry.label.clone(),
-            });
-            return Err(Abort);
-        };
-        let RawEntry { label, components, .. } = self.entry;
-        components.push((crate::component::intern_name(name.as_str()), Parameters::new()));
-        match components.last_mut() {
-            Some((_, params)) => Ok(ParamV {
-                label,
-                params,
-                fail: self.fail,
-            }),
-            None => Err(Abort),
-        }
-    }
-}
-
-struct ParamV<'s> {
-    label: &'s str,
-    params: &'s mut Parameters,
-    fail: &'s mut Option<Error>,
-}
-
-impl<'de> ParameterVisitor<'de> for ParamV<'_> {
-    type Out = ();
-    type Error = Abort;
-
-    fn parameter(&mut self, key: &'de KeyRef, value: BareItemFromInput<'de>) -> Result<(), Abort> {
-        if self.params.contains(key.as_str()) {
-            *self.fail = Some(Error::DuplicateParameter {
-                label: self.label.to_owned(),
-                parameter: key.as_str().to_owned(),
-            });
-            return Err(Abort);
-        }
-        self.params.push(key.as_str(), BareValue::from(value));
-        Ok(())
-    }
-
-    fn finish(self) -> Result<(), Abort> {
-        Ok(())
-    }
 }
