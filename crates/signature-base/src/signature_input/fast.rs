@@ -41,7 +41,7 @@ pub(super) fn parse(value: &[u8]) -> Option<Vec<RawEntry>> {
             };
             let mut params = Parameters::new();
             p.parameters(&mut params)?;
-            entry.components.push((intern(name), params));
+            entry.components.push((intern_name(&name), params));
             if !matches!(p.peek(), Some(b' ' | b')')) {
                 return None;
             }
@@ -59,14 +59,6 @@ pub(super) fn parse(value: &[u8]) -> Option<Vec<RawEntry>> {
         if p.at_end() {
             return None;
         }
-    }
-}
-
-/// Interns well-known component names (as the reference parser does).
-fn intern(name: Cow<'_, str>) -> Cow<'static, str> {
-    match intern_name(&name) {
-        Cow::Borrowed(known) => Cow::Borrowed(known),
-        Cow::Owned(owned) => Cow::Owned(owned),
     }
 }
 
