@@ -1,0 +1,34 @@
+//! The demo identity shared by the examples, so they run against each
+//! other with no set-up. **The key is derived from a public constant: it
+//! is a demo key and must never be trusted outside these examples.** A
+//! real seller loads its key from a KMS or a file and publishes its JWKS
+//! at its brand.json `agents[].jwks_uri`; a real buyer resolves it with
+//! `adcp_jwks::HttpsKeyResolver`.
+#![allow(dead_code)]
+
+use adcp_sign::{Algorithm, SoftwareSigner};
+
+/// The seller's agent URL (the sender identity the buyer dedups on).
+pub const AGENT_URL: &str = "https://seller.example/mcp";
+/// The demo key's `kid`.
+pub const KID: &str = "demo-seller-ed25519";
+
+/// The demo seller key (Ed25519 from a fixed, public seed).
+pub fn seller_key() -> Result<SoftwareSigner, adcp_sign::SignError> {
+    SoftwareSigner::from_raw(Algorithm::Ed25519, b"adcp-webhook demo seed, public!!", KID)
+}
+
+/// The demo key's public JWKS, as the seller would publish it.
+pub fn seller_jwks() -> Result<serde_json::Value, adcp_sign::SignError> {
+    Ok(seller_key()?.jwks()?.to_public_json())
+}
+
+/// `--name value` from the command line, else `default`.
+pub fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_owned())
+}
