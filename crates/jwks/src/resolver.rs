@@ -468,16 +468,27 @@ impl HttpsKeyResolver {
     ///
     /// [`DiscoveryError`] when the chain cannot be resolved.
     pub async fn resolve_typed(&self, keyid: &str) -> Result<Option<Arc<ResolvedKey>>, DiscoveryError> {
+        match self.cached(keyid) {
+            Ok(key) => Ok(Some(key)),
+            // The slow path's future (the whole chain, inline) is large:
+            // boxing it keeps this future, and so the cached path, small.
+            Err(seen) => Box::pin(self.resolve_slow(keyid, seen)).await,
+        }
+    }
+
+    /// The cached key for `keyid`, without I/O: one clock read, one
+    /// `RwLock` read and one hash lookup. `Err` carries the generation of
+    /// the fresh snapshot that lacks the kid (`None`: no fresh snapshot).
+    fn cached(&self, keyid: &str) -> Result<Arc<ResolvedKey>, Option<u64>> {
         let now = (self.inner.clock)();
-        let seen = match self.current() {
-            Some(s) if now < s.expires_at => {
-                if let Some(k) = s.keys.get(keyid) {
-                    return Ok(Some(Arc::clone(k)));
-                }
-                Some(s.generation)
-            }
-            _ => None,
-        };
+        let guard = self.inner.snapshot.read().ok();
+        match guard.as_deref().and_then(Option::as_ref) {
+            Some(s) if now < s.expires_at => s.keys.get(keyid).map(Arc::clone).ok_or(Some(s.generation)),
+            _ => Err(None),
+        }
+    }
+
+    async fn resolve_slow(&self, keyid: &str, seen: Option<u64>) -> Result<Option<Arc<ResolvedKey>>, DiscoveryError> {
         let mut state = self.inner.refresh.lock().await;
         let now = (self.inner.clock)();
         let snapshot = self.current().filter(|s| now < s.expires_at);
