@@ -1,5 +1,5 @@
 //! A test-owned `redis-server`: a child process on a free port with its
-//! own directory and AOF (`appendfsync always`), killed and removed on drop
+//! own directory and AOF (`appendfsync always` unless told otherwise), killed and removed on drop
 //! (even when the test fails).
 
 #![allow(dead_code)]
@@ -14,6 +14,7 @@ pub struct Server {
     port: u16,
     dir: PathBuf,
     cluster: bool,
+    fsync: &'static str,
     child: Option<Child>,
 }
 
@@ -52,14 +53,28 @@ impl Server {
         }
     }
 
-    fn start_with(port: u16, dir: PathBuf, policy: &str, cluster: bool) -> Self {
+    /// A standalone, non-evicting server with `appendfsync fsync`
+    /// (`always`, `everysec` or `no`).
+    pub fn start_with_fsync(port: u16, dir: PathBuf, fsync: &'static str) -> Self {
+        let mut server = Self::new(port, dir, false);
+        server.fsync = fsync;
+        server.spawn("noeviction");
+        server
+    }
+
+    fn new(port: u16, dir: PathBuf, cluster: bool) -> Self {
         std::fs::create_dir_all(&dir).unwrap();
-        let mut server = Server {
+        Server {
             port,
             dir,
             cluster,
+            fsync: "always",
             child: None,
-        };
+        }
+    }
+
+    fn start_with(port: u16, dir: PathBuf, policy: &str, cluster: bool) -> Self {
+        let mut server = Self::new(port, dir, cluster);
         server.spawn(policy);
         server
     }
@@ -69,7 +84,7 @@ impl Server {
         let mut command = Command::new("redis-server");
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-            .args(["--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no"])
+            .args(["--appendonly", "yes", "--appendfsync", self.fsync, "--daemonize", "no"])
             .args(["--maxmemory-policy", policy])
             .arg("--dir")
             .arg(&self.dir);
