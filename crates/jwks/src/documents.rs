@@ -672,6 +672,108 @@ mod tests {
         }
 
         #[test]
+        fn jwks_accepted_iff_kids_unique(
+            entries in proptest::collection::vec(("[a-c]", prop_oneof![Just("request-signing"), Just("governance-signing")]), 0..6)
+        ) {
+            let keys: Vec<Value> = entries
+                .iter()
+                .map(|(kid, purpose)| serde_json::json!({
+                    "kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+                    "kid": kid, "alg": "EdDSA", "use": "sig", "key_ops": ["verify"], "adcp_use": purpose,
+                }))
+                .collect();
+            let bytes = serde_json::to_vec(&serde_json::json!({ "keys": keys })).unwrap();
+            // The first repeated kid decides the expected error.
+            let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+            let mut expected = None;
+            for (kid, purpose) in &entries {
+                if let Some(previous) = seen.insert(kid.as_str(), purpose) {
+                    expected = Some(if previous == *purpose {
+                        DocumentError::DuplicateKid { kid: kid.clone() }
+                    } else {
+                        DocumentError::KidReusedAcrossPurposes { kid: kid.clone() }
+                    });
+                    break;
+                }
+            }
+            match (parse_jwks(&bytes), expected) {
+                (Ok((value, jwks)), None) => {
+                    prop_assert_eq!(jwks.len(), entries.len());
+                    for (i, (kid, purpose)) in entries.iter().enumerate() {
+                        prop_assert_eq!(value["keys"][i]["adcp_use"].as_str(), Some(*purpose));
+                        let member = jwks.key(kid).and_then(|k| k.member("adcp_use").cloned());
+                        prop_assert_eq!(member, Some(Value::from(*purpose)));
+                    }
+                }
+                (Err(e), Some(want)) => prop_assert_eq!(e, want),
+                (got, want) => prop_assert!(false, "got {:?}, want {:?}", got.map(|_| ()), want),
+            }
+        }
+
+        #[test]
+        fn brand_json_round_trips_and_duplicates_are_refused(
+            agents in proptest::collection::vec(
+                ("https://[a-z]{1,8}\\.example/[a-z/]{0,8}", proptest::option::of("https://[a-z]{1,8}\\.example/jwks"), proptest::option::of("sales|buying")),
+                0..5,
+            ),
+            operators in proptest::collection::vec("[a-z]{1,8}\\.example", 0..3),
+        ) {
+            let doc = serde_json::json!({
+                "agents": agents.iter().map(|(url, jwks_uri, kind)| {
+                    let mut a = serde_json::json!({"url": url});
+                    if let Some(j) = jwks_uri { a["jwks_uri"] = j.clone().into(); }
+                    if let Some(k) = kind { a["type"] = k.clone().into(); }
+                    a
+                }).collect::<Vec<_>>(),
+                "authorized_operators": operators.iter().map(|d| serde_json::json!({"domain": d})).collect::<Vec<_>>(),
+            });
+            let bytes = serde_json::to_vec(&doc).unwrap();
+            let BrandJson::Document(parsed) = BrandJson::parse(&bytes).unwrap() else {
+                return Err(TestCaseError::fail("not a document"));
+            };
+            prop_assert_eq!(parsed.agents.len(), agents.len());
+            for (got, (url, jwks_uri, kind)) in parsed.agents.iter().zip(&agents) {
+                prop_assert_eq!(&got.url, url);
+                prop_assert_eq!(&got.jwks_uri, jwks_uri);
+                prop_assert_eq!(&got.agent_type, kind);
+            }
+            prop_assert_eq!(&parsed.authorized_operators, &operators);
+            // The same document with one member name repeated is refused.
+            if let Some((url, _, _)) = agents.first() {
+                let text = String::from_utf8(bytes).unwrap();
+                let needle = format!("\"url\":{}", serde_json::to_string(url).unwrap());
+                let dup = text.replacen(&needle, &format!("{needle},\"url\":\"https://evil.example/\""), 1);
+                prop_assert!(matches!(BrandJson::parse(dup.as_bytes()), Err(DocumentError::StrictJson(_))));
+            }
+        }
+
+        #[test]
+        fn revocation_list_round_trips(
+            revoked in proptest::collection::hash_set("[a-z0-9-]{1,12}", 0..8),
+            secs in 0i64..4_102_444_800,
+        ) {
+            let stamp = |t: i64| {
+                let days = t.div_euclid(86_400);
+                let rem = t.rem_euclid(86_400);
+                let z = days + 719_468;
+                let era = z.div_euclid(146_097);
+                let doe = z - era * 146_097;
+                let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+                let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+                let mp = (5 * doy + 2) / 153;
+                let d = doy - (153 * mp + 2) / 5 + 1;
+                let m = if mp < 10 { mp + 3 } else { mp - 9 };
+                let y = yoe + era * 400 + i64::from(m <= 2);
+                format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+            };
+            let doc = serde_json::json!({"next_update": stamp(secs), "revoked_kids": revoked.iter().collect::<Vec<_>>()});
+            let list = RevocationList::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
+            prop_assert_eq!(list.next_update, secs);
+            prop_assert_eq!(&list.revoked_kids, &revoked);
+            prop_assert!(!list.signed);
+        }
+
+        #[test]
         fn rfc3339_never_panics(s in "[0-9T:Z+.-]{0,40}") {
             let _ = parse_rfc3339(&s);
         }
