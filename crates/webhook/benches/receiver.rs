@@ -67,16 +67,21 @@ async fn sign_pool(signer: &HttpSigner<SoftwareSigner>, addr: SocketAddr, n: u64
     let mut out = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let i = seq.fetch_add(1, Ordering::Relaxed);
-        let event = McpWebhook::new(format!("task_{i}"), "media_buy_delivery", TaskStatus::Completed, "2026-05-26T09:00:44Z")
-            .operation_id("op_bench")
-            .message("Scheduled media buy delivery report available")
-            .result(serde_json::json!({
-                "notification_type": "scheduled", "sequence_number": i,
-                "media_buy_deliveries": [{"media_buy_id": "mb_001", "status": "active",
-                    "totals": {"impressions": 125000, "spend": 5625.0, "clicks": 250}, "by_package": []}]
-            }))
-            .into_event()
-            .unwrap();
+        let event = McpWebhook::new(
+            format!("task_{i}"),
+            "media_buy_delivery",
+            TaskStatus::Completed,
+            "2026-05-26T09:00:44Z",
+        )
+        .operation_id("op_bench")
+        .message("Scheduled media buy delivery report available")
+        .result(serde_json::json!({
+            "notification_type": "scheduled", "sequence_number": i,
+            "media_buy_deliveries": [{"media_buy_id": "mb_001", "status": "active",
+                "totals": {"impressions": 125000, "spend": 5625.0, "clicks": 250}, "by_package": []}]
+        }))
+        .into_event()
+        .unwrap();
         let signed = signer.sign_webhook(&url, &event).await.unwrap();
         out.push(signed.to_http().unwrap().map(Bytes::from));
     }
@@ -197,14 +202,18 @@ fn main() {
     criterion.final_summary();
 
     let start = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let rps = |name: &str| {
-        adcp_test_support::criterion_mean_ns(start, &format!("{GROUP}/{name}")).map(|ns| 1e9 / ns)
-    };
+    let rps = |name: &str| adcp_test_support::criterion_mean_ns(start, &format!("{GROUP}/{name}")).map(|ns| 1e9 / ns);
     if let (Some(bare), Some(memory), Some(sqlite)) = (rps("bare_axum"), rps("layer_memory"), rps("layer_sqlite")) {
         println!("\nreceiver throughput ({CONNECTIONS} keep-alive connections, loopback, one run):");
         println!("  bare axum (read body)     {bare:>10.0} req/s");
-        println!("  layer, in-memory stores   {memory:>10.0} req/s   ratio to bare {:.3}", memory / bare);
-        println!("  layer, SQLite store       {sqlite:>10.0} req/s   ratio to bare {:.3}", sqlite / bare);
+        println!(
+            "  layer, in-memory stores   {memory:>10.0} req/s   ratio to bare {:.3}",
+            memory / bare
+        );
+        println!(
+            "  layer, SQLite store       {sqlite:>10.0} req/s   ratio to bare {:.3}",
+            sqlite / bare
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -81,4 +81,9 @@ pub mod receiver;
 pub mod sender;
 
 pub use receiver::{Receiver, ReceiverLayer, Webhook};
+
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 pub use sender::{Destination, WebhookSender};
