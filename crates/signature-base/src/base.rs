@@ -76,8 +76,9 @@ pub fn signature_base(
     let default_types = StructuredFields::default();
     let types = opts.structured_fields.unwrap_or(&default_types);
     let mut out = Vec::with_capacity(256 + params.components().len() * 96);
-    // One scratch buffer for every component identifier and the params line.
-    let mut scratch = String::with_capacity(128);
+    // One scratch buffer for every component identifier and the params
+    // line, sized for the params line so that it never grows.
+    let mut scratch = String::with_capacity(128 + params.components().len() * 32 + params.params().len() * 64);
     for component in params.components() {
         let source = if component.flag("req") {
             opts.related_request.ok_or_else(|| Error::UnsupportedComponent {

@@ -62,6 +62,12 @@ impl ComponentId {
         Ok(id)
     }
 
+    /// Builds without validation, for tests of the parsers.
+    #[cfg(test)]
+    pub(crate) fn unchecked(name: Cow<'static, str>, params: Parameters) -> Self {
+        Self { name, params }
+    }
+
     /// Adds a parameter (`sf`, `key`, `bs`, `req`, `tr`, `name`).
     pub fn with_param(mut self, key: &str, value: BareValue) -> Self {
         self.params.push(key, value);

@@ -106,7 +106,12 @@ impl Signatures {
 
 /// The text of `span` in `input` (ASCII, checked by the parser, so exact).
 fn text(input: &[u8], span: Span) -> String {
-    String::from_utf8_lossy(span.of(input)).into_owned()
+    let bytes = span.of(input);
+    // Spans the parser accepted are ASCII; the lossy path is for error text.
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 /// [`Error::HeaderMalformed`] for `Signature`.

@@ -137,7 +137,10 @@ impl ContentDigest {
         let raw = sf_dictionary::parse(input, MAX_MEMBERS)?;
         let key_bytes = |m: &RawMember| m.key.of(input);
         // Keys are ASCII (checked by the parser), so this is exact.
-        let key_of = |m: &RawMember| String::from_utf8_lossy(key_bytes(m)).into_owned();
+        let key_of = |m: &RawMember| match std::str::from_utf8(key_bytes(m)) {
+            Ok(key) => key.to_owned(),
+            Err(_) => String::from_utf8_lossy(key_bytes(m)).into_owned(),
+        };
 
         for (i, member) in raw.iter().enumerate() {
             if raw

@@ -15,7 +15,15 @@ use std::borrow::Cow;
 
 /// Parses `value`, or `None` when the reference parser must decide.
 pub(super) fn parse(value: &[u8]) -> Option<Vec<RawEntry>> {
-    let mut p = Cursor { input: value, pos: 0 };
+    // Validate once; every position the cursor stops at is then a char
+    // boundary (it only ever steps over ASCII bytes).
+    let text = std::str::from_utf8(value).ok()?;
+    let mut p = Cursor {
+        text,
+        input: value,
+        pos: 0,
+        canonical: true,
+    };
     p.skip(|b| b == b' ');
     if p.at_end() {
         return None;
@@ -23,19 +31,29 @@ pub(super) fn parse(value: &[u8]) -> Option<Vec<RawEntry>> {
     let mut entries: Vec<RawEntry> = Vec::with_capacity(1);
     loop {
         let label = p.key()?;
-        if entries.iter().any(|e| e.label == label) || !p.eat(b'=') || !p.eat(b'(') {
+        if entries.iter().any(|e| e.label == label) || !p.eat(b'=') {
             return None;
         }
+        let value_start = p.pos;
+        if !p.eat(b'(') {
+            return None;
+        }
+        p.canonical = true;
         let mut entry = RawEntry {
             label: label.to_owned(),
             components: Vec::with_capacity(8),
             params: Parameters::with_capacity(6),
+            serialized: None,
         };
         loop {
-            p.skip(|b| b == b' ');
+            let spaces = p.skip(|b| b == b' ');
             if p.eat(b')') {
+                // Canonical: no space before `)`.
+                p.canonical &= spaces == 0;
                 break;
             }
+            // Canonical: no space after `(`, exactly one between items.
+            p.canonical &= spaces == usize::from(!entry.components.is_empty());
             let Item::String(name) = p.bare_item()? else {
                 return None;
             };
@@ -47,6 +65,9 @@ pub(super) fn parse(value: &[u8]) -> Option<Vec<RawEntry>> {
             }
         }
         p.parameters(&mut entry.params)?;
+        if p.canonical {
+            entry.serialized = Some(p.text.get(value_start..p.pos)?.to_owned());
+        }
         entries.push(entry);
         p.skip(|b| b == b' ' || b == b'\t');
         if p.at_end() {
@@ -82,8 +103,12 @@ impl From<Item<'_>> for BareValue {
 }
 
 struct Cursor<'a> {
+    text: &'a str,
     input: &'a [u8],
     pos: usize,
+    /// Whether the current member's value is spelled exactly as RFC 8941
+    /// serializes it (so its text can stand in for the serialization).
+    canonical: bool,
 }
 
 impl<'a> Cursor<'a> {
@@ -104,10 +129,13 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn skip(&mut self, what: impl Fn(u8) -> bool) {
+    /// Skips the bytes `what` accepts; how many.
+    fn skip(&mut self, what: impl Fn(u8) -> bool) -> usize {
+        let start = self.pos;
         while self.peek().is_some_and(&what) {
             self.pos += 1;
         }
+        self.pos - start
     }
 
     /// RFC 8941 §4.2.3.3.
@@ -117,16 +145,19 @@ impl<'a> Cursor<'a> {
             return None;
         }
         self.skip(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.' | b'*'));
-        std::str::from_utf8(&self.input[start..self.pos]).ok()
+        self.text.get(start..self.pos)
     }
 
     /// RFC 8941 §4.2.3.2; a repeated key gives up.
     fn parameters(&mut self, params: &mut Parameters) -> Option<()> {
         while self.eat(b';') {
-            self.skip(|b| b == b' ');
+            // Canonical: no space after `;`, and `true` as a bare key.
+            self.canonical &= self.skip(|b| b == b' ') == 0;
             let key = self.key()?;
             let value = if self.eat(b'=') {
-                self.bare_item()?.into()
+                let value = self.bare_item()?;
+                self.canonical &= !matches!(value, Item::Boolean(true));
+                value.into()
             } else {
                 BareValue::Boolean(true)
             };
@@ -157,7 +188,7 @@ impl<'a> Cursor<'a> {
                 let start = self.pos;
                 self.pos += 1;
                 self.skip(|b| is_tchar(b) || b == b':' || b == b'/');
-                let token = std::str::from_utf8(&self.input[start..self.pos]).ok()?;
+                let token = self.text.get(start..self.pos)?;
                 Some(Item::Token(token))
             }
             _ => None,
@@ -173,6 +204,8 @@ impl<'a> Cursor<'a> {
         if digits == 0 || digits > 15 || self.peek() == Some(b'.') {
             return None;
         }
+        // Canonical: no leading zeros, no `-0`.
+        self.canonical &= self.input[start] != b'0' || (digits == 1 && !negative);
         // At most 15 digits: no overflow.
         let magnitude = self.input[start..self.pos]
             .iter()
@@ -188,7 +221,7 @@ impl<'a> Cursor<'a> {
         while let Some(b) = self.peek() {
             match b {
                 b'"' => {
-                    let s = std::str::from_utf8(&self.input[start..self.pos]).ok()?;
+                    let s = self.text.get(start..self.pos)?;
                     self.pos += 1;
                     return Some(Item::String(Cow::Borrowed(s)));
                 }
@@ -197,7 +230,7 @@ impl<'a> Cursor<'a> {
                 _ => return None,
             }
         }
-        let mut out = String::from(std::str::from_utf8(&self.input[start..self.pos]).ok()?);
+        let mut out = String::from(self.text.get(start..self.pos)?);
         loop {
             match self.peek()? {
                 b'\\' => {
@@ -234,7 +267,20 @@ mod tests {
     use proptest::prelude::*;
 
     fn same_as_reference(input: &[u8]) -> Result<(), TestCaseError> {
-        if let Some(fast) = parse(input) {
+        if let Some(mut fast) = parse(input) {
+            for entry in &mut fast {
+                if let Some(received) = entry.serialized.take() {
+                    let mut computed = String::new();
+                    let components = entry
+                        .components
+                        .iter()
+                        .map(|(name, params)| crate::ComponentId::unchecked(name.clone(), params.clone()))
+                        .collect();
+                    crate::SignatureParams::new(&entry.label, components, entry.params.clone())
+                        .serialize_into(&mut computed);
+                    prop_assert_eq!(received, computed, "input {:?}", String::from_utf8_lossy(input));
+                }
+            }
             match super::super::visitor::parse(input) {
                 Ok(reference) => prop_assert_eq!(fast, reference, "input {:?}", String::from_utf8_lossy(input)),
                 Err(e) => prop_assert!(
@@ -257,6 +303,27 @@ mod tests {
         let with_params = br#"sig1=("@query-param";name="a" "x-y";sf "@method");created=-1;tag="a\"b\\c";flag;t=tok/en:1, sig2=();k=?0"#;
         assert!(parse(with_params).is_some());
         same_as_reference(with_params).unwrap();
+    }
+
+    #[test]
+    fn keeps_the_received_text_only_when_it_is_canonical() {
+        let serialized = |input: &str| parse(input.as_bytes()).expect("answers")[0].serialized.clone();
+        assert_eq!(
+            serialized(r#"sig1=("@method" "x";sf);created=7;k;n="a\"b";t=tok"#).as_deref(),
+            Some(r#"("@method" "x";sf);created=7;k;n="a\"b";t=tok"#)
+        );
+        for odd in [
+            r#"sig1=( "@method");created=7"#,
+            r#"sig1=("@method" );created=7"#,
+            r#"sig1=("@method"  "x");created=7"#,
+            r#"sig1=("@method");  created=7"#,
+            r#"sig1=("@method");created=07"#,
+            r#"sig1=("@method");created=-0"#,
+            r#"sig1=("@method");k=?1"#,
+        ] {
+            assert_eq!(serialized(odd), None, "{odd}");
+        }
+        assert!(serialized(r#"sig1=("@method");created=0;k=?0"#).is_some());
     }
 
     #[test]
@@ -340,8 +407,11 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(", ");
             let unique = labels.iter().enumerate().all(|(i, l)| !labels[..i].contains(l));
-            // Well-formed input with distinct labels is the fast path's to answer.
-            prop_assert_eq!(parse(members.as_bytes()).is_some(), unique);
+            // Well-formed input with distinct labels is the fast path's to
+            // answer, and this generator spells it canonically.
+            let parsed = parse(members.as_bytes());
+            prop_assert_eq!(parsed.is_some(), unique);
+            prop_assert!(parsed.iter().flatten().all(|e| e.serialized.is_some()));
             same_as_reference(members.as_bytes())?;
         }
 

@@ -28,12 +28,26 @@ use std::borrow::Cow;
 pub const MAX_SIGNATURE_INPUT_LEN: usize = 8 * 1024;
 
 /// One signature's metadata: its label, covered components and parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SignatureParams {
     label: String,
     components: Vec<ComponentId>,
     params: Parameters,
+    /// The received member value when it was already in canonical form
+    /// (what every signer sends), so the base reuses it instead of
+    /// re-serializing; `None` for built or non-canonical input.
+    serialized: Option<Box<str>>,
 }
+
+impl PartialEq for SignatureParams {
+    /// Equal label, components and parameters (the cached serialization
+    /// follows from those).
+    fn eq(&self, other: &Self) -> bool {
+        self.label == other.label && self.components == other.components && self.params == other.params
+    }
+}
+
+impl Eq for SignatureParams {}
 
 impl SignatureParams {
     /// Builds the metadata of a signature about to be created.
@@ -42,6 +56,7 @@ impl SignatureParams {
             label: label.to_owned(),
             components,
             params,
+            serialized: None,
         }
     }
 
@@ -119,6 +134,14 @@ impl SignatureParams {
 
     /// Appends the `@signature-params` value to `out`.
     pub fn serialize_into(&self, out: &mut String) {
+        match &self.serialized {
+            Some(received) => out.push_str(received),
+            None => self.serialize_computed(out),
+        }
+    }
+
+    /// The canonical serialization, from the parsed components and params.
+    fn serialize_computed(&self, out: &mut String) {
         out.push('(');
         for (i, c) in self.components.iter().enumerate() {
             if i > 0 {
@@ -220,6 +243,7 @@ impl SignatureInput {
                 label: r.label,
                 components,
                 params: r.params,
+                serialized: r.serialized.map(String::into_boxed_str),
             };
             entry.validate()?;
             entries.push(entry);
@@ -281,4 +305,6 @@ struct RawEntry {
     label: String,
     components: Vec<(Cow<'static, str>, Parameters)>,
     params: Parameters,
+    /// The member value as received, when it is in canonical form.
+    serialized: Option<String>,
 }

@@ -65,6 +65,7 @@ impl<'de> DictionaryVisitor<'de> for DictV<'_> {
             label: label.to_owned(),
             components: Vec::new(),
             params: Parameters::new(),
+            serialized: None,
         });
         match self.entries.last_mut() {
             Some(entry) => Ok(EntryV {
