@@ -123,7 +123,7 @@ async fn over_tls_with_a_pinned_resolver() {
 
     let sender = WebhookSender::builder(signer)
         .retry_policy(fast_retries())
-        .destination_policy(DestinationPolicy::new(
+        .destination_policy(DestinationPolicy::from_ssrf_policy(
             adcp_jwks::SsrfPolicy::new().dangerously_allow_loopback_for_tests(),
         ))
         .dns_resolver(Arc::new(

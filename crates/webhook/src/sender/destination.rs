@@ -177,33 +177,51 @@ impl Destination {
     }
 }
 
-/// The SSRF rules a sender applies to every destination before the first
-/// attempt (and, through the pinned resolver, to every address it
-/// connects to).
+/// The SSRF rules a sender applies to every destination: the
+/// `adcp-jwks` destination policy (HTTPS only, reserved ranges refused for
+/// literals and for every resolved address, ports unrestricted unless
+/// hardened), used before the first attempt and, through its pinning
+/// resolver, on every connection. This wrapper adds one test-only switch
+/// for plain HTTP to loopback.
 #[derive(Debug, Clone, Default)]
 pub struct DestinationPolicy {
-    ssrf: SsrfPolicy,
+    inner: adcp_jwks::destination::DestinationPolicy,
     plain_http_loopback: bool,
 }
 
 impl DestinationPolicy {
     /// The production policy: HTTPS only, reserved ranges refused, any port.
     #[must_use]
-    pub fn new(ssrf: SsrfPolicy) -> Self {
+    pub fn new(policy: adcp_jwks::destination::DestinationPolicy) -> Self {
         Self {
-            ssrf,
+            inner: policy,
             plain_http_loopback: false,
         }
+    }
+
+    /// A policy from raw SSRF rules (for example one with the test-only
+    /// loopback exception, to reach a TLS server on this machine).
+    #[must_use]
+    pub fn from_ssrf_policy(ssrf: SsrfPolicy) -> Self {
+        Self::new(adcp_jwks::destination::DestinationPolicy::from_ssrf_policy(ssrf))
+    }
+
+    /// The opt-in hardened profile: destination ports `{443, 8443}` only.
+    #[must_use]
+    pub fn hardened() -> Self {
+        Self::new(adcp_jwks::destination::DestinationPolicy::hardened())
     }
 
     /// **Tests and local demos only.** Also accepts `http://` URLs whose
     /// host is a loopback IP literal (`127.0.0.0/8`, `[::1]`), and loopback
     /// addresses in general. Never enable it in production.
     #[must_use]
-    pub fn dangerously_allow_plain_http_loopback(mut self) -> Self {
-        self.plain_http_loopback = true;
-        self.ssrf = self.ssrf.dangerously_allow_loopback_for_tests();
-        self
+    pub fn dangerously_allow_plain_http_loopback(self) -> Self {
+        let ssrf = self.inner.ssrf_policy().clone().dangerously_allow_loopback_for_tests();
+        Self {
+            inner: adcp_jwks::destination::DestinationPolicy::from_ssrf_policy(ssrf),
+            plain_http_loopback: true,
+        }
     }
 
     /// Whether plain HTTP to loopback is allowed.
@@ -212,13 +230,14 @@ impl DestinationPolicy {
         self.plain_http_loopback
     }
 
-    /// The SSRF policy in force.
+    /// The `adcp-jwks` policy in force.
     #[must_use]
-    pub fn ssrf(&self) -> &SsrfPolicy {
-        &self.ssrf
+    pub fn policy(&self) -> &adcp_jwks::destination::DestinationPolicy {
+        &self.inner
     }
 
-    /// Validates `url`.
+    /// Validates `url` (before the first attempt; reqwest never resolves
+    /// an IP-literal host, so literals are checked here).
     ///
     /// # Errors
     ///
@@ -236,11 +255,10 @@ impl DestinationPolicy {
             }
             let mut as_https = parsed.clone();
             as_https.set_scheme("https").map_err(|()| SsrfError::InvalidUrl)?;
-            self.ssrf.check_parsed_url(&as_https)?;
+            self.inner.ssrf_policy().check_parsed_url(&as_https)?;
             return Ok(parsed);
         }
-        self.ssrf.check_parsed_url(&parsed)?;
-        Ok(parsed)
+        self.inner.validate_url(url)
     }
 }
 

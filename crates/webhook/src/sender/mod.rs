@@ -5,10 +5,11 @@
 //! Per delivery:
 //!
 //! 1. The destination URL is checked against the SSRF rules
-//!    ([`DestinationPolicy`]) before the first attempt. Names are resolved
-//!    once per connection by the sender's own resolver, every address is
-//!    range-checked, and only checked addresses reach the TCP connect (the
-//!    spec's pinned connect, option (a)). No proxies, no redirects.
+//!    ([`DestinationPolicy`], over `adcp_jwks::destination`) before the
+//!    first attempt. Names are resolved once per connection by the jwks
+//!    pinning resolver, every address is range-checked, and only checked
+//!    addresses reach the TCP connect (the spec's pinned connect, option
+//!    (a)). No proxies, no redirects.
 //! 2. Each attempt signs the **same body bytes** afresh: a new nonce and
 //!    `created`/`expires` under RFC 9421, a new timestamp under legacy
 //!    HMAC. The idempotency key never changes (it is inside the body).
@@ -31,10 +32,9 @@ pub use destination::{DeliveryAuth, Destination, DestinationError, DestinationPo
 pub use retry::{parse_retry_after, RetryPolicy, RetryPolicyError};
 
 use adcp_jwks::fetch::{DnsResolver, SystemDnsResolver, TrustRoots};
-use adcp_jwks::ssrf::{SsrfError, SsrfPolicy};
+use adcp_jwks::ssrf::SsrfError;
 use adcp_sign::{HttpSigner, OsRandom, RandomSource, SignError, Signer, WebhookEvent};
 use std::fmt;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tracing::Instrument;
@@ -310,7 +310,7 @@ impl<S: Signer> WebhookSender<S> {
         WebhookSenderBuilder {
             signer,
             policy: RetryPolicy::default(),
-            destinations: DestinationPolicy::new(SsrfPolicy::new()),
+            destinations: DestinationPolicy::default(),
             resolver: Arc::new(SystemDnsResolver),
             roots: TrustRoots::default(),
             observer: None,
@@ -591,27 +591,6 @@ fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// Resolves once, range-checks every address, hands only those to connect.
-struct PinnedResolver {
-    policy: SsrfPolicy,
-    inner: Arc<dyn DnsResolver>,
-}
-
-impl reqwest::dns::Resolve for PinnedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let policy = self.policy.clone();
-        let inner = Arc::clone(&self.inner);
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let mut addrs = inner.lookup(&host).await?;
-            addrs.truncate(16);
-            policy.check_resolved(&addrs)?;
-            let out: reqwest::dns::Addrs = Box::new(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)));
-            Ok(out)
-        })
-    }
-}
-
 fn build_client(
     policy: &RetryPolicy,
     destinations: &DestinationPolicy,
@@ -642,10 +621,7 @@ fn build_client(
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(policy.connect_timeout())
         .timeout(policy.attempt_timeout())
-        .dns_resolver(Arc::new(PinnedResolver {
-            policy: destinations.ssrf().clone(),
-            inner: resolver,
-        }))
+        .dns_resolver(destinations.policy().dns_resolver_with(resolver))
         .build()
         .map_err(|e| SenderError::Client(e.to_string()))
 }
