@@ -17,6 +17,10 @@ pub struct Resp {
     pub status: u16,
     pub body: Vec<u8>,
     pub extra: String,
+    /// Omit `Content-Length` (the body ends when the connection closes).
+    pub no_length: bool,
+    /// Send the body in 1 KiB pieces this far apart.
+    pub trickle: Duration,
 }
 
 pub fn ok(body: impl Into<Vec<u8>>) -> Resp {
@@ -24,6 +28,8 @@ pub fn ok(body: impl Into<Vec<u8>>) -> Resp {
         status: 200,
         body: body.into(),
         extra: String::new(),
+        no_length: false,
+        trickle: Duration::ZERO,
     }
 }
 
@@ -32,6 +38,8 @@ pub fn redirect(status: u16, location: &str) -> Resp {
         status,
         body: Vec::new(),
         extra: format!("Location: {location}\r\n"),
+        no_length: false,
+        trickle: Duration::ZERO,
     }
 }
 
@@ -115,17 +123,29 @@ impl Server {
                     }
                     .unwrap_or(Resp {
                         status: 404,
-                        body: b"{}".to_vec(),
-                        extra: String::new(),
+                        ..ok("{}")
                     });
+                    let length = if resp.no_length {
+                        String::new()
+                    } else {
+                        format!("Content-Length: {}\r\n", resp.body.len())
+                    };
                     let out = format!(
-                        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
-                        resp.status,
-                        resp.body.len(),
-                        resp.extra
+                        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\n{length}{}Connection: close\r\n\r\n",
+                        resp.status, resp.extra
                     );
                     let _ = tls.write_all(out.as_bytes()).await;
-                    let _ = tls.write_all(&resp.body).await;
+                    if resp.trickle.is_zero() {
+                        let _ = tls.write_all(&resp.body).await;
+                    } else {
+                        for piece in resp.body.chunks(1024) {
+                            if tls.write_all(piece).await.is_err() {
+                                return;
+                            }
+                            let _ = tls.flush().await;
+                            tokio::time::sleep(resp.trickle).await;
+                        }
+                    }
                     let _ = tls.shutdown().await;
                 });
             }
