@@ -78,6 +78,10 @@
 //! [`IdempotencyError::Unavailable`], never a guess. The connection manager
 //! reconnects by itself once the server is back.
 //!
+//! # Server version
+//!
+//! Redis 7.0 or later (the scripts use `EXPIREAT … GT` and `SET … EXAT`).
+//!
 //! # Durability
 //!
 //! An acknowledged write is only as durable as the server's persistence;
@@ -171,16 +175,23 @@ const PRELUDE: &str = r"
 local grace = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 local skew = nil
-local function expire_at(key, at, gt)
+local function ttl_at(at)
   if not skew then
     skew = tonumber(redis.call('TIME')[1]) - now
     if skew < 0 then skew = 0 end
   end
+  return at + skew + grace
+end
+local function expire_at(key, at, gt)
+  local t = ttl_at(at)
   if gt then
-    redis.call('EXPIREAT', key, at + skew + grace, 'GT')
-    if redis.call('TTL', key) < 0 then redis.call('EXPIREAT', key, at + skew + grace) end
+    -- GT refuses both a shorter TTL and a key without one: only the
+    -- latter needs the plain EXPIREAT.
+    if redis.call('EXPIREAT', key, t, 'GT') == 0 and redis.call('TTL', key) == -1 then
+      redis.call('EXPIREAT', key, t)
+    end
   else
-    redis.call('EXPIREAT', key, at + skew + grace)
+    redis.call('EXPIREAT', key, t)
   end
 end
 ";
@@ -197,8 +208,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[2])
 if exp < now then return 0 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return 2 end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then return 3 end
-redis.call('SET', KEYS[1], ARGV[3])
-expire_at(KEYS[1], exp, false)
+redis.call('SET', KEYS[1], ARGV[3], 'EXAT', ttl_at(exp))
 redis.call('ZADD', KEYS[2], exp, ARGV[4])
 expire_at(KEYS[2], exp, true)
 redis.call('ZADD', KEYS[3], exp, ARGV[5])
@@ -231,7 +241,7 @@ if r[6] and tonumber(r[6]) >= now then
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2])
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return {4} end
-redis.call('DEL', KEYS[1])
+-- Every field is written, so an expired record left behind is overwritten whole.
 redis.call('HSET', KEYS[1], 'fp', ARGV[3], 'st', 0, 'tok', 1, 'att', 1, 'lease', lease, 'cat', 0,
   'cre', now, 'exp', until_)
 expire_at(KEYS[1], until_, false)
@@ -475,7 +485,7 @@ impl RedisStore {
         let shards = self.options.replay_shards;
         let recorded: Option<String> = self
             .run(|mut c| async move {
-                // `SET … NX` then `GET` (not `SET … NX GET`, which needs Redis 7).
+                // Record the count unless one is there, then read what is there.
                 let _: Option<String> = redis::cmd("SET")
                     .arg(&key)
                     .arg(shards)

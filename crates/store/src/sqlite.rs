@@ -21,8 +21,8 @@
 //! (`spawn_blocking`); outside a tokio runtime they run inline.
 
 use crate::idempotency::{
-    decide_claim, Claim, ClaimDecision, ClaimOutcome, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig,
-    IdempotencyError, IdempotencyRecord, IdempotencyStore, RecordState, SenderKey,
+    decide_claim, Claim, ClaimDecision, ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint,
+    IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, RecordState, SenderKey,
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
@@ -362,6 +362,66 @@ fn unavailable(e: String) -> IdempotencyError {
     IdempotencyError::Unavailable(e)
 }
 
+/// One claim inside the caller's write transaction.
+fn claim_in(
+    tx: &rusqlite::Transaction<'_>,
+    sender: &str,
+    idem_key: &str,
+    fingerprint: &[u8],
+    config: &IdempotencyConfig,
+    now: i64,
+) -> rusqlite::Result<ClaimOutcome> {
+    let existing = tx
+        .query_row(SELECT_RECORD, params![sender, idem_key, now], read_record)
+        .optional()?;
+    let sender_live = tx
+        .query_row(
+            "SELECT n FROM adcp_idempotency_counts WHERE sender = ?1",
+            [sender],
+            |row| row.get::<_, i64>(0),
+        )
+        .optional()?
+        .map_or(0, |n| u64::try_from(n).unwrap_or(0));
+    let decision = decide_claim(
+        existing.as_ref().map(|r| (r, r.fingerprint == fingerprint)),
+        sender_live,
+        config,
+        now,
+    );
+    let lease_expires_at = now.saturating_add(config.lease_secs);
+    let expires_at = now.saturating_add(config.window_secs);
+    let outcome = match decision {
+        ClaimDecision::Answer(outcome) => outcome,
+        ClaimDecision::Insert => {
+            tx.execute(
+                "INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
+                        lease_expires_at, completed_at, created_at, expires_at)
+                     VALUES (?1, ?2, ?3, 0, 1, 1, ?4, 0, ?5, ?6)",
+                params![sender, idem_key, fingerprint, lease_expires_at, now, expires_at],
+            )?;
+            ClaimOutcome::Claimed(Claim {
+                token: ClaimToken(1),
+                attempt: 1,
+                lease_expires_at,
+            })
+        }
+        ClaimDecision::TakeOver { token, attempt } => {
+            tx.execute(
+                "UPDATE adcp_idempotency SET token = ?3, attempt = ?4, lease_expires_at = ?5,
+                        expires_at = MAX(expires_at, ?6)
+                     WHERE sender = ?1 AND key = ?2",
+                params![sender, idem_key, token, attempt, lease_expires_at, expires_at],
+            )?;
+            ClaimOutcome::Claimed(Claim {
+                token: ClaimToken(token),
+                attempt,
+                lease_expires_at,
+            })
+        }
+    };
+    Ok(outcome)
+}
+
 #[async_trait]
 impl IdempotencyStore for SqliteStore {
     fn config(&self) -> IdempotencyConfig {
@@ -384,59 +444,74 @@ impl IdempotencyStore for SqliteStore {
         self.run(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute("DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
-            let existing = tx
-                .query_row(SELECT_RECORD, params![sender, idem_key, now], read_record)
-                .optional()?;
-            let sender_live = tx
-                .query_row(
-                    "SELECT n FROM adcp_idempotency_counts WHERE sender = ?1",
-                    [&sender],
-                    |row| row.get::<_, i64>(0),
-                )
-                .optional()?
-                .map_or(0, |n| u64::try_from(n).unwrap_or(0));
-            let decision = decide_claim(
-                existing.as_ref().map(|r| (r, r.fingerprint == fingerprint)),
-                sender_live,
-                &config,
-                now,
-            );
-            let lease_expires_at = now.saturating_add(config.lease_secs);
-            let expires_at = now.saturating_add(config.window_secs);
-            let outcome = match decision {
-                ClaimDecision::Answer(outcome) => outcome,
-                ClaimDecision::Insert => {
-                    tx.execute(
-                        "INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
-                            lease_expires_at, completed_at, created_at, expires_at)
-                         VALUES (?1, ?2, ?3, 0, 1, 1, ?4, 0, ?5, ?6)",
-                        params![sender, idem_key, fingerprint, lease_expires_at, now, expires_at],
-                    )?;
-                    ClaimOutcome::Claimed(Claim {
-                        token: ClaimToken(1),
-                        attempt: 1,
-                        lease_expires_at,
-                    })
-                }
-                ClaimDecision::TakeOver { token, attempt } => {
-                    tx.execute(
-                        "UPDATE adcp_idempotency SET token = ?3, attempt = ?4, lease_expires_at = ?5,
-                            expires_at = MAX(expires_at, ?6)
-                         WHERE sender = ?1 AND key = ?2",
-                        params![sender, idem_key, token, attempt, lease_expires_at, expires_at],
-                    )?;
-                    ClaimOutcome::Claimed(Claim {
-                        token: ClaimToken(token),
-                        attempt,
-                        lease_expires_at,
-                    })
-                }
-            };
+            let outcome = claim_in(&tx, &sender, &idem_key, &fingerprint, &config, now)?;
             tx.commit()?;
             Ok(outcome)
         })
         .await
         .map_err(unavailable)
+    }
+
+    /// All requests in one transaction, so one fsync acknowledges the whole
+    /// batch; if the transaction fails, none of it is applied and every
+    /// request answers `Unavailable`.
+    async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
+        let owned: Vec<Option<(String, String, Vec<u8>)>> = requests
+            .iter()
+            .map(|r| {
+                (r.fingerprint.0.len() <= Fingerprint::MAX_LEN).then(|| {
+                    (
+                        r.key.sender.to_owned(),
+                        r.key.idempotency_key.to_owned(),
+                        r.fingerprint.0.to_vec(),
+                    )
+                })
+            })
+            .collect();
+        let sent = owned.iter().filter(|o| o.is_some()).count();
+        let config = self.options.idempotency;
+        let answers = if sent == 0 {
+            Ok(Vec::new())
+        } else {
+            self.run(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                tx.execute("DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
+                let mut answers = Vec::with_capacity(owned.len());
+                for (sender, key, fingerprint) in owned.iter().flatten() {
+                    answers.push(claim_in(&tx, sender, key, fingerprint, &config, now)?);
+                }
+                tx.commit()?;
+                Ok(answers)
+            })
+            .await
+        };
+        let mut answers = match answers {
+            Ok(answers) => answers.into_iter(),
+            Err(e) => {
+                return requests
+                    .iter()
+                    .map(|r| {
+                        if r.fingerprint.0.len() > Fingerprint::MAX_LEN {
+                            Err(IdempotencyError::FingerprintTooLong)
+                        } else {
+                            Err(unavailable(e.clone()))
+                        }
+                    })
+                    .collect()
+            }
+        };
+        requests
+            .iter()
+            .map(|r| {
+                if r.fingerprint.0.len() > Fingerprint::MAX_LEN {
+                    Err(IdempotencyError::FingerprintTooLong)
+                } else {
+                    answers
+                        .next()
+                        .ok_or_else(|| unavailable("sqlite: missing claim answer".to_owned()))
+                }
+            })
+            .collect()
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
