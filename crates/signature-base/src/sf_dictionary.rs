@@ -482,22 +482,21 @@ impl Cursor<'_> {
     }
 
     /// RFC 8941 §4.2.7, extended to the URL-safe alphabet; not decoded.
+    /// (Signatures and digests are long: one table lookup per byte.)
     fn byte_sequence(&mut self) -> Result<RawValue, DictionaryError> {
         let open = self.pos;
         self.pos += 1; // ':'
         let start = self.pos;
-        let Some(len) = self.input.iter().skip(start).position(|&b| b == b':') else {
+        let Some(len) = self.input.get(start..).and_then(|rest| memchr::memchr(b':', rest)) else {
             return Err(syntax(open, SyntaxErrorKind::UnterminatedByteSequence));
         };
         let end = start + len;
-        while self.pos < end {
-            if !self
-                .peek()
-                .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_'))
-            {
-                return Err(self.error(SyntaxErrorKind::InvalidByteSequence));
-            }
-            self.pos += 1;
+        if let Some(bad) = self.input[start..end]
+            .iter()
+            .position(|&b| !BYTE_SEQUENCE_CHARS[usize::from(b)])
+        {
+            self.pos = start + bad;
+            return Err(self.error(SyntaxErrorKind::InvalidByteSequence));
         }
         self.pos = end + 1;
         Ok(RawValue::ByteSequence(Span { start, end }))
@@ -515,6 +514,18 @@ impl Cursor<'_> {
         }
     }
 }
+
+/// The characters of both Base64 alphabets and `=`.
+const BYTE_SEQUENCE_CHARS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
