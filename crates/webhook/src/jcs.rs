@@ -193,6 +193,15 @@ mod tests {
     }
 
     #[test]
+    fn parsing_is_correctly_rounded() {
+        // Found by the property test: without serde_json's
+        // `float_roundtrip` this parses one ulp off and canonicalizes to
+        // `-9.6906145963874e+29`.
+        let v: Value = serde_json::from_str("[-9.690614596387401e+29]").unwrap();
+        assert_eq!(canonicalize(&v), "[-9.690614596387401e+29]");
+    }
+
+    #[test]
     fn equivalent_payloads_share_a_fingerprint() {
         let a: Value = serde_json::from_str(r#"{"a":1,"b":[1.0,"x"]}"#).unwrap();
         let b: Value = serde_json::from_str("{ \"b\" : [ 1e0 , \"x\" ] , \"a\" : 1.00 }").unwrap();
