@@ -16,6 +16,18 @@
 //! - [`resolver`]: [`HttpsKeyResolver`] with TTL bounded by the revocation
 //!   polling interval, kid-miss refetch with a 30 s cooldown, negative
 //!   caching ≤ 60 s and revocation polling with the stale safe-default.
+//! - [`identity`]: the two discovery chains as functions — the webhook
+//!   chain and the 8-step `identity.brand_json_url` chain (eTLD+1 origin
+//!   binding, `authorized_operators[]` delegation, `key_origins`
+//!   consistency) — returning an [`AgentResolution`] or a
+//!   [`DiscoveryFailure`], both with a per-step [`DiscoveryTrace`].
+//! - [`psl`]: eTLD+1 from a vendored, dated Public Suffix List snapshot.
+//! - [`adagents`]: publisher adagents.json, `signing_keys[]` pins
+//!   ([`PublisherPin`]) and the same-registrable-domain redirect rule.
+//! - [`destination`]: sender-side destination validation
+//!   ([`DestinationPolicy`]): the same reserved ranges, ports unrestricted
+//!   unless the hardened profile is chosen, a pinning reqwest resolver.
+//! - [`trace`]: the trace types.
 //!
 //! See `docs/key-discovery.md` for the rules and their sources.
 //!

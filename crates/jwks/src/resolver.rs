@@ -230,7 +230,7 @@ impl HttpsKeyResolverBuilder {
     /// any agent whose capabilities carry `identity.brand_json_url`)
     /// instead of the webhook chain; `source` supplies the
     /// `get_adcp_capabilities` response. See
-    /// [`resolve_brand_json_url`](crate::identity::resolve_brand_json_url).
+    /// [`crate::identity::resolve_brand_json_url`].
     pub fn capabilities(mut self, source: Arc<dyn CapabilitiesSource>) -> Self {
         self.capabilities = Some(source);
         self
