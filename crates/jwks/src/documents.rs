@@ -196,7 +196,19 @@ impl BrandJson {
             }
         }
         let mut agents = Vec::new();
-        for entry in opt_array(obj, "agents", "agents is not an array")? {
+        // A house portfolio may publish the operator's agents under
+        // `house.agents[]` (the spec's "House Portfolio ... use
+        // `house.agents[]`"); they are read with the top-level `agents[]`.
+        // Sibling brands' `brands[].agents[]` are never aggregated.
+        let house_agents = match obj.get("house") {
+            Some(Value::Object(house)) => opt_array(house, "agents", "house.agents is not an array")?,
+            _ => &[],
+        };
+        let top_agents = opt_array(obj, "agents", "agents is not an array")?;
+        if top_agents.len() + house_agents.len() > MAX_ENTRIES {
+            return Err(DocumentError::Shape("too many agents"));
+        }
+        for entry in top_agents.iter().chain(house_agents) {
             let entry = entry
                 .as_object()
                 .ok_or(DocumentError::Shape("agents[] entry is not an object"))?;
@@ -527,6 +539,15 @@ mod tests {
         );
         let portfolio = br#"{"house":{"domain":"house.example","name":"H"},"brands":[],"agents":[]}"#;
         assert!(matches!(BrandJson::parse(portfolio).unwrap(), BrandJson::Document(_)));
+        // House portfolio: house.agents[] count; brands[].agents[] do not.
+        let portfolio = br#"{"house":{"domain":"h.example","agents":[{"url":"https://h.example/mcp"}]},
+            "brands":[{"id":"b","agents":[{"url":"https://b.example/mcp"}]}]}"#;
+        let BrandJson::Document(d) = BrandJson::parse(portfolio).unwrap() else {
+            panic!()
+        };
+        assert!(d.agent("https://h.example/mcp").is_ok());
+        assert_eq!(d.agent("https://b.example/mcp"), Err(AgentLookupError::NotFound));
+        assert!(BrandJson::parse(br#"{"house":{"agents":{}}}"#).is_err());
     }
 
     #[test]
