@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tower_layer::Layer;
 use tower_service::Service;
+use tracing::Instrument;
 
 /// A tower [`Layer`] that verifies every request and applies each event
 /// once; the inner service (the handler) sees only verified, claimed
@@ -115,10 +116,12 @@ where
             let mut request = Request::from_parts(parts, Full::new(delivery.webhook().raw().clone()));
             request.extensions_mut().insert(delivery.webhook().clone());
             let mut inner = inner;
-            let result = match std::future::poll_fn(|cx| inner.poll_ready(cx)).await {
-                Ok(()) => inner.call(request).await,
-                Err(e) => Err(e),
-            };
+            let result = async {
+                std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
+                inner.call(request).await
+            }
+            .instrument(delivery.span().clone())
+            .await;
             match result {
                 Ok(response) if response.status().is_success() => match receiver.complete(&delivery).await {
                     Ok(()) => Ok(response),

@@ -131,6 +131,7 @@ pub enum Decision {
 pub struct Delivery {
     webhook: Webhook,
     token: ClaimToken,
+    span: tracing::Span,
 }
 
 impl Delivery {
@@ -144,6 +145,13 @@ impl Delivery {
     #[must_use]
     pub fn claim_token(&self) -> ClaimToken {
         self.token
+    }
+
+    /// The `webhook.receive` span of this request (run the handler in it;
+    /// its `outcome` becomes `accepted` or `handler_failed`).
+    #[must_use]
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
     }
 }
 
@@ -414,7 +422,7 @@ impl Receiver {
             idempotency_key = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );
-        let decision = self.decide_inner(parts, body).instrument(span.clone()).await;
+        let decision = self.decide_inner(parts, body, &span).instrument(span.clone()).await;
         match &decision {
             Decision::Reply(reply) => {
                 span.record("outcome", reply.outcome);
@@ -426,7 +434,7 @@ impl Receiver {
         decision
     }
 
-    async fn decide_inner(&self, parts: &http::request::Parts, body: Bytes) -> Decision {
+    async fn decide_inner(&self, parts: &http::request::Parts, body: Bytes, span: &tracing::Span) -> Decision {
         let inner = &*self.inner;
         if body.len() > inner.config.max_body_bytes {
             return self.reply(Reply::new(StatusCode::PAYLOAD_TOO_LARGE, outcome::PAYLOAD_TOO_LARGE));
@@ -445,7 +453,6 @@ impl Receiver {
             Ok(v) => v,
             Err(e) => return self.reply(verify_reply(&e)),
         };
-        let span = tracing::Span::current();
         let (sender, keyid) = match &verified {
             VerifiedWebhook::Rfc9421(signer) => (signer.agent_url.clone(), Some(signer.keyid.clone())),
             VerifiedWebhook::HmacSha256(_) | VerifiedWebhook::Bearer => (inner.legacy_sender.clone(), None),
@@ -515,6 +522,7 @@ impl Receiver {
                 claim.attempt,
             ),
             token: claim.token,
+            span: span.clone(),
         })
     }
 
@@ -535,10 +543,12 @@ impl Receiver {
         match self.inner.idempotency.complete(key, delivery.token, now).await {
             Ok(()) => {
                 self.inner.metrics.incr(outcome::ACCEPTED);
+                delivery.span.record("outcome", outcome::ACCEPTED);
                 Ok(())
             }
             Err(e) => {
-                tracing::error!(target: TRACING_TARGET, error = %e, "completion not recorded: 503");
+                delivery.span.record("outcome", outcome::COMPLETION_FAILED);
+                tracing::error!(target: TRACING_TARGET, parent: &delivery.span, error = %e, "completion not recorded: 503");
                 Err(self.reply_only(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::COMPLETION_FAILED)))
             }
         }
@@ -549,6 +559,7 @@ impl Receiver {
     /// claim's lease then expires on its own.
     pub async fn release(&self, delivery: &Delivery) {
         self.inner.metrics.incr(outcome::HANDLER_FAILED);
+        delivery.span.record("outcome", outcome::HANDLER_FAILED);
         let w = &delivery.webhook;
         let key = SenderKey {
             sender: w.sender(),
@@ -574,7 +585,10 @@ impl Receiver {
             Decision::Reply(reply) => return reply.into_response(),
             Decision::Deliver(delivery) => delivery,
         };
-        match handler(delivery.webhook.clone()).await {
+        match handler(delivery.webhook.clone())
+            .instrument(delivery.span.clone())
+            .await
+        {
             Ok(()) => match self.complete(&delivery).await {
                 Ok(()) => http::Response::new(Bytes::new()),
                 Err(reply) => reply.into_response(),
