@@ -19,9 +19,12 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
+/// A span's name and its recorded fields.
+type SpanRecord = (String, HashMap<String, String>);
+
 #[derive(Default)]
 struct Captured {
-    spans: Mutex<HashMap<u64, (String, HashMap<String, String>)>>,
+    spans: Mutex<HashMap<u64, SpanRecord>>,
     lines: Mutex<Vec<String>>,
     next: AtomicU64,
 }
