@@ -653,3 +653,42 @@ async fn destinations_failing_ssrf_rules_get_no_attempt() {
     assert_eq!(report.attempts.len(), 1);
     assert_eq!(report.attempts[0].status, AttemptStatus::ConnectionError);
 }
+
+#[tokio::test]
+async fn legacy_bearer_registration_round_trip() {
+    let token = "bearer-token-with-at-least-32-chars";
+    let auth = serde_json::json!({"schemes": ["Bearer"], "credentials": token});
+    let mode = WebhookAuthMode::from_registration(Some(&auth)).unwrap();
+    let (signer, jwks) = seller(Algorithm::EcdsaP256Sha256, "seller-bearer");
+    let receiver = Receiver::builder(keys_for(&jwks), memory_replay(), memory_idempotency())
+        .mode(mode, Some(AGENT_URL.to_owned()))
+        .config(http_config())
+        .build()
+        .unwrap();
+    let effects = Arc::new(Effects::default());
+    let addr = serve(receiver, Arc::clone(&effects)).await;
+    let sender = loopback_sender(signer, fast_retries());
+    let good =
+        Destination::from_registration(&serde_json::json!({"url": url(addr, "/webhooks/b"), "authentication": auth}))
+            .unwrap();
+    let ev = event("task_bearer");
+    assert_eq!(
+        sender.deliver(&good, &ev).await.outcome,
+        DeliveryOutcome::Delivered { status: 200 }
+    );
+    assert_eq!(
+        sender.deliver(&good, &ev).await.outcome,
+        DeliveryOutcome::Delivered { status: 200 }
+    );
+    assert_eq!(effects.count(), 1, "the duplicate was not applied");
+    let wrong = Destination::from_registration(&serde_json::json!({"url": url(addr, "/webhooks/b"),
+        "authentication": {"schemes": ["Bearer"], "credentials": "another-token-also-32-characters-long"}}))
+    .unwrap();
+    let report = sender.deliver(&wrong, &event("task_bearer_2")).await;
+    assert!(
+        matches!(report.outcome, DeliveryOutcome::SignatureRejected { .. }),
+        "{report:?}"
+    );
+    assert_eq!(report.attempts.len(), 1);
+    assert_eq!(effects.count(), 1);
+}
