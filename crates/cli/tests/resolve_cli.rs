@@ -151,3 +151,50 @@ async fn refusals_without_network_and_usage_errors() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publisher_pin_for_sell_side_webhooks() {
+    let s = Server::start(&["seller.example", "keys.example", "pub.example", "other.example"]).await;
+    let agent = s.url("seller.example", "/mcp");
+    s.set(
+        "seller.example/.well-known/brand.json",
+        ok(json!({"agents": [{"url": agent, "jwks_uri": s.url("keys.example", "/jwks.json")}]}).to_string()),
+    );
+    s.set("keys.example/jwks.json", ok(jwks(vec![key("operator-k1")])));
+    s.set(
+        "pub.example/.well-known/adagents.json",
+        ok(json!({"authorized_agents": [{"url": agent, "signing_keys": [key("pinned-1")]}]}).to_string()),
+    );
+    let mut args = vec![
+        "resolve".to_owned(),
+        agent.clone(),
+        "--json".to_owned(),
+        "--publisher".to_owned(),
+        s.url("pub.example", "/"),
+    ];
+    args.extend(test_flags(&s));
+    let out = adcp_sig(args.clone()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["jwks"]["keys"].as_array().unwrap().len(), 1);
+    assert_eq!(report["jwks"]["keys"][0]["kid"], "pinned-1");
+    assert_eq!(
+        report["key_source"]["publisher_pin"],
+        s.url("pub.example", "/.well-known/adagents.json")
+    );
+    assert_eq!(report["publisher_trace"][0]["http_status"], 200);
+    assert_eq!(s.hits("keys.example/jwks.json"), 0);
+
+    // A cross-registrable-domain redirect on the publisher file: refused,
+    // exit 1, and the other domain is never dialed.
+    s.set(
+        "pub.example/.well-known/adagents.json",
+        common::redirect(302, &s.url("other.example", "/.well-known/adagents.json")),
+    );
+    let out = adcp_sig(args).await;
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["publisher_trace"][0]["code"], "cross_registrable_domain");
+    assert_eq!(s.host_hits("other.example"), 0);
+}

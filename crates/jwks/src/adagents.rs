@@ -303,12 +303,17 @@ pub async fn fetch_adagents(
                 });
             }
             Ok(Fetched::Redirect { status, location }) => {
-                let s = trace.ok(step, name, format!("redirect to {location}"));
+                // One step per answer: a followed redirect is `ok`, a
+                // refused one `failed` (and its target is never dialed).
+                let verdict = check_redirect(target, url, hops, &location, fetcher.policy());
+                let s = match &verdict {
+                    Ok(()) => trace.ok(step, name, format!("redirect to {location}")),
+                    Err(refusal) => trace.failed(step, name, refusal.reason(), format!("{refusal}: {location}")),
+                };
                 s.url = Some(current.to_string());
                 s.http_status = Some(status);
                 s.fetched_at = Some(now);
-                if let Err(refusal) = check_redirect(target, url, hops, &location, fetcher.policy()) {
-                    trace.failed(step, name, refusal.reason(), refusal.to_string());
+                if let Err(refusal) = verdict {
                     return Err(AdagentsError::Redirect(refusal));
                 }
                 hops += 1;

@@ -135,7 +135,13 @@ async fn every_vector_over_the_network() {
                         .unwrap()
                 });
                 assert_eq!(s.total_requests(), refused_at + 1, "{id}: the refused hop was dialed");
-                assert_eq!(trace.failure().unwrap().outcome.as_str(), "failed");
+                // One trace step per answer received; the last names the refusal.
+                assert_eq!(trace.steps.len(), refused_at + 1, "{id}");
+                assert_eq!(
+                    trace.failure().unwrap().outcome,
+                    adcp_jwks::StepOutcome::Failed(refusal.reason()),
+                    "{id}"
+                );
             }
             (want, got) => panic!("{id}: expected {want}, got {got:?}"),
         }

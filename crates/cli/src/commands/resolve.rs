@@ -16,7 +16,9 @@
 //! command at a local HTTPS server; never use them against real agents.
 
 use crate::exit::Exit;
+use adcp_jwks::adagents::{authorized_agent, discover_adagents};
 use adcp_jwks::identity::{resolve_brand_json_url, resolve_well_known, HttpsCapabilities};
+use adcp_jwks::DiscoveryTrace;
 use adcp_jwks::{
     AgentResolution, CapabilitiesSource, ChainOptions, DiscoveryFailure, FetchConfig, Fetcher, KeySource,
     SigningSurface, SsrfPolicy, StaticCapabilities, StaticDnsResolver, StepOutcome, TrustRoots,
@@ -51,6 +53,12 @@ pub struct ResolveArgs {
     /// `get_adcp_capabilities` response (a file, or an `https://` URL).
     #[arg(long, value_name = "FILE|URL")]
     pub capabilities: Option<String>,
+    /// Sell-side webhook delivery: read the publisher's adagents.json at this
+    /// origin (`https://publisher.example`) and, when its entry for the
+    /// agent pins `signing_keys[]`, resolve against the pin (publisher >
+    /// operator). Webhook surface only.
+    #[arg(long, value_name = "ORIGIN")]
+    pub publisher: Option<String>,
     /// Surface (default: `webhook`, or `request` with `--capabilities`).
     #[arg(long, value_enum)]
     pub surface: Option<SurfaceArg>,
@@ -136,11 +144,41 @@ async fn resolve(args: &ResolveArgs, config: FetchConfig) -> Exit {
         SigningSurface::Request => "request",
         SigningSurface::Webhook => "webhook",
     };
-    let options = ChainOptions {
-        surface,
-        publisher_pin: None,
-    };
     let started = now();
+    let mut publisher_trace = None;
+    let mut publisher_pin = None;
+    if let Some(origin) = &args.publisher {
+        if surface != SigningSurface::Webhook {
+            eprintln!("adcp-sig: --publisher applies to sell-side webhook delivery only (--surface webhook)");
+            return Exit::Usage;
+        }
+        let origin = match url::Url::parse(origin) {
+            Ok(u) => u,
+            Err(e) => {
+                eprintln!("adcp-sig: --publisher {origin:?}: {e}");
+                return Exit::Usage;
+            }
+        };
+        let mut trace = DiscoveryTrace::default();
+        let found = discover_adagents(&fetcher, &origin, &mut trace, started).await;
+        let pin = match found {
+            Ok((url, agents)) => match authorized_agent(&agents, &args.agent_url) {
+                Ok(entry) => entry.pin(url.as_str()).map_err(|e| format!("signing_keys: {e}")),
+                Err(e) => Err(format!("adagents.json authorized_agents[]: {e:?}")),
+            },
+            Err(e) => Err(e.to_string()),
+        };
+        match pin {
+            Ok(pin) => publisher_pin = pin.map(Arc::new),
+            Err(e) => {
+                // Publisher authorization failures have no signature code.
+                print_publisher(args, &trace, now(), Some(&e));
+                return Exit::Rejected;
+            }
+        }
+        publisher_trace = Some(trace);
+    }
+    let options = ChainOptions { surface, publisher_pin };
     let (chain, result) = if let Some(caps) = &args.capabilities {
         let source: Box<dyn CapabilitiesSource> = if caps.starts_with("https://") || caps.starts_with("http://") {
             match url::Url::parse(caps) {
@@ -178,13 +216,58 @@ async fn resolve(args: &ResolveArgs, config: FetchConfig) -> Exit {
     };
     let now = now();
     if args.json {
-        println!("{}", json_report(args, chain, prefix, &result, now));
+        let mut report = json_report(args, chain, prefix, &result, now);
+        if let Some(t) = &publisher_trace {
+            report["publisher_trace"] = t.to_json(now);
+        }
+        println!("{report}");
     } else {
+        if let Some(t) = &publisher_trace {
+            print_publisher(args, t, now, None);
+        }
         print!("{}", text_report(args, chain, prefix, &result, now));
     }
     match result {
         Ok(_) => Exit::Ok,
         Err(_) => Exit::Rejected,
+    }
+}
+
+/// The publisher adagents.json steps (and why they failed, if they did).
+fn print_publisher(args: &ResolveArgs, trace: &DiscoveryTrace, now: i64, error: Option<&str>) {
+    if args.json {
+        let mut report = serde_json::json!({
+            "publisher_trace": trace.to_json(now),
+        });
+        if let Some(e) = error {
+            report["ok"] = false.into();
+            report["agent_url"] = args.agent_url.clone().into();
+            report["error"] = e.into();
+        }
+        println!("{report}");
+        return;
+    }
+    println!("publisher {}", args.publisher.as_deref().unwrap_or_default());
+    for s in &trace.steps {
+        let mut line = format!("{:>2}. {:<16} {:<7}", s.step, s.name, s.outcome.as_str());
+        if let Some(url) = &s.url {
+            line.push(' ');
+            line.push_str(url);
+        }
+        if let Some(status) = s.http_status {
+            line.push_str(&format!(" HTTP {status}"));
+        }
+        if let Some(age) = s.age_secs(now) {
+            line.push_str(&format!(" age {age}s"));
+        }
+        if !s.detail.is_empty() {
+            line.push_str(" — ");
+            line.push_str(&s.detail);
+        }
+        println!("{line}");
+    }
+    if let Some(e) = error {
+        println!("error: publisher adagents.json: {e}");
     }
 }
 
