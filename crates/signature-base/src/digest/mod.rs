@@ -151,20 +151,20 @@ impl ContentDigest {
                 return Err(DigestError::DuplicateAlgorithm { key: key_of(member) });
             }
         }
-        let mut spans = Vec::with_capacity(raw.len());
         for member in &raw {
-            match member.value {
-                RawValue::ByteSequence(span) => spans.push((member, span)),
-                RawValue::Other(found) => {
-                    return Err(DigestError::NotByteSequence {
-                        key: key_of(member),
-                        found,
-                    })
-                }
+            if let RawValue::Other(found) = member.value {
+                return Err(DigestError::NotByteSequence {
+                    key: key_of(member),
+                    found,
+                });
             }
         }
-        let mut members = Vec::with_capacity(spans.len());
-        for (member, span) in spans {
+        let mut members = Vec::with_capacity(raw.len());
+        for member in &raw {
+            // Every value is a byte sequence (checked above).
+            let RawValue::ByteSequence(span) = member.value else {
+                continue;
+            };
             let key = key_of(member);
             let value = decoding
                 .decode(span.of(input))
