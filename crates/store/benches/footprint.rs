@@ -20,7 +20,8 @@
 mod redis_server;
 
 use adcp_store::idempotency::{
-    ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore, SenderKey,
+    ClaimOutcome, ClaimRequest, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore,
+    SenderKey,
 };
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
 use adcp_store::redis::{RedisOptions, RedisStore};
@@ -188,23 +189,54 @@ async fn fill_replay<S: ReplayStore + 'static>(store: Arc<S>, n: usize) {
     }
 }
 
-async fn fill_claims<S: IdempotencyStore + 'static>(store: Arc<S>, n: usize, tag: &str) {
+/// Claims `n` fresh keys; returns them with their claim tokens.
+async fn fill_claims<S: IdempotencyStore + 'static>(
+    store: Arc<S>,
+    n: usize,
+    tag: &str,
+) -> Vec<(String, String, ClaimToken)> {
     let all = events(n, tag);
+    let claimed = Arc::new(std::sync::Mutex::new(Vec::with_capacity(n)));
     let mut tasks = tokio::task::JoinSet::new();
     for chunk in all.chunks(256) {
         let store = Arc::clone(&store);
         let chunk = chunk.to_vec();
+        let claimed = Arc::clone(&claimed);
         tasks.spawn(async move {
-            for outcome in store.claim_many(&requests(&chunk), NOW).await {
+            let outcomes = store.claim_many(&requests(&chunk), NOW).await;
+            for ((sender, key), outcome) in chunk.into_iter().zip(outcomes) {
                 let ClaimOutcome::Claimed(claim) = outcome.unwrap() else {
                     panic!("fresh claim expected")
                 };
-                let _ = claim;
+                claimed.lock().unwrap().push((sender, key, claim.token));
             }
         });
         if tasks.len() >= 8 {
             tasks.join_next().await.unwrap().unwrap();
         }
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap();
+    }
+    let claimed = std::mem::take(&mut *claimed.lock().unwrap());
+    claimed
+}
+
+/// Completes every claim (8 tasks).
+async fn complete_all<S: IdempotencyStore + 'static>(store: Arc<S>, claims: Vec<(String, String, ClaimToken)>) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for chunk in claims.chunks(claims.len().div_ceil(8).max(1)) {
+        let store = Arc::clone(&store);
+        let chunk = chunk.to_vec();
+        tasks.spawn(async move {
+            for (sender, key, token) in &chunk {
+                let event = SenderKey {
+                    sender,
+                    idempotency_key: key,
+                };
+                store.complete(event, *token, NOW + 1).await.unwrap();
+            }
+        });
     }
     while let Some(done) = tasks.join_next().await {
         done.unwrap();
@@ -297,8 +329,13 @@ fn main() {
             redis_info(&url, "used_memory").await,
             redis_info(&url, "aof_current_size").await,
         );
-        fill_claims(Arc::clone(&store), n, "redis").await;
+        let claims = fill_claims(Arc::clone(&store), n, "redis").await;
         let (mem2, aof2) = (
+            redis_info(&url, "used_memory").await,
+            redis_info(&url, "aof_current_size").await,
+        );
+        complete_all(Arc::clone(&store), claims).await;
+        let (mem3, aof3) = (
             redis_info(&url, "used_memory").await,
             redis_info(&url, "aof_current_size").await,
         );
@@ -312,6 +349,11 @@ fn main() {
             "  idempotency claim     {:>6.0} B memory   {:>6.0} B AOF per claim",
             (mem2 - mem1) as f64 / n as f64,
             (aof2 - aof1) as f64 / n as f64
+        );
+        println!(
+            "  ... then completion   {:>+6.0} B memory   {:>6.0} B AOF per completion",
+            (mem3 - mem2) as f64 / n as f64,
+            (aof3 - aof2) as f64 / n as f64
         );
     });
     drop(server);
@@ -346,8 +388,10 @@ fn main() {
             pg_scalar(&pg_url, &replay_size).await,
             pg_scalar(&pg_url, WAL_LSN).await,
         );
-        fill_claims(Arc::clone(&store), n, "pg").await;
+        let claims = fill_claims(Arc::clone(&store), n, "pg").await;
         let (i2, w2) = (pg_scalar(&pg_url, &idem_size).await, pg_scalar(&pg_url, WAL_LSN).await);
+        complete_all(Arc::clone(&store), claims).await;
+        let (i3, w3) = (pg_scalar(&pg_url, &idem_size).await, pg_scalar(&pg_url, WAL_LSN).await);
         println!("\nPostgreSQL ({n} entries; table + index growth and WAL per write, server-wide WAL):");
         println!(
             "  replay entry          {:>6.0} B on disk  {:>6.0} B WAL per insert",
@@ -358,6 +402,11 @@ fn main() {
             "  idempotency claim     {:>6.0} B on disk  {:>6.0} B WAL per claim",
             (i2 - i0) as f64 / n as f64,
             (w2 - w1) as f64 / n as f64
+        );
+        println!(
+            "  ... then completion   {:>+6.0} B on disk  {:>6.0} B WAL per completion (before vacuum)",
+            (i3 - i2) as f64 / n as f64,
+            (w3 - w2) as f64 / n as f64
         );
         store.drop_schema().await.unwrap();
     });
@@ -394,11 +443,17 @@ fn main() {
         let s0 = size(&path);
         fill_replay(Arc::clone(&store), n).await;
         let s1 = size(&path);
-        fill_claims(Arc::clone(&store), n, "sqlite").await;
+        let claims = fill_claims(Arc::clone(&store), n, "sqlite").await;
         let s2 = size(&path);
+        complete_all(Arc::clone(&store), claims).await;
+        let s3 = size(&path);
         println!("\nSQLite ({n} entries; used pages per row):");
         println!("  replay entry          {:>6.0} B on disk", (s1 - s0) as f64 / n as f64);
         println!("  idempotency claim     {:>6.0} B on disk", (s2 - s1) as f64 / n as f64);
+        println!(
+            "  ... then completion   {:>+6.0} B on disk",
+            (s3 - s2) as f64 / n as f64
+        );
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
