@@ -17,11 +17,11 @@
 //! | `P:idem:{s hex(sender)}:k:hex(key)` | hash | one idempotency record |
 //! | `P:idem:{s hex(sender)}:z` | sorted set | the sender's keys, scored by `expires_at` |
 //!
-//! `ID` is `u` + hex(nonce) for an unscoped entry and `s` + hex(scope) + `.`
-//! + hex(nonce) for a scoped one; `s hex(sender)` is the letter `s`
-//! followed by the hex sender, so that no hash tag is ever empty (Redis
-//! hashes a key with an empty `{}` on its whole name). `S` is the keyid's replay shard,
-//! FNV-1a(keyid) mod [`RedisOptions::replay_shards`].
+//! `ID` is `u` followed by hex(nonce) for an unscoped entry, and `s`,
+//! hex(scope), `.` and hex(nonce) for a scoped one. `s hex(sender)` is the
+//! letter `s` followed by the hex sender, so that no hash tag is ever empty
+//! (Redis hashes a key with an empty `{}` on its whole name). `S` is the
+//! keyid's replay shard, FNV-1a(keyid) mod [`RedisOptions::replay_shards`].
 //!
 //! # Redis Cluster
 //!
