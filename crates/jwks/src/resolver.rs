@@ -9,6 +9,7 @@ use crate::identity::{
 };
 use crate::trace::DiscoveryTrace;
 use adcp_sigbase::jwk::Jwks;
+use adcp_verify::error::ErrorCode;
 use adcp_verify::keys::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus};
 use async_trait::async_trait;
 use std::collections::HashMap;
@@ -128,18 +129,48 @@ impl DiscoveryError {
         )
     }
 
-    /// The verifier-facing [`ResolveError`]: transient failures
-    /// ([`is_transient`](Self::is_transient)) are `Unavailable`
-    /// (`*_jwks_unavailable`), permanent chain refusals `Untrusted`
-    /// (`*_jwks_untrusted`). The message carries the precise spec code
-    /// ([`code`](Self::code)) for logs; the verifier's taxonomy has no
-    /// finer codes for key discovery.
+    /// The verifier's taxonomy code for this failure: the precise
+    /// `brand_json_url`-chain code where the spec defines one, else the
+    /// generic key-source code (`JwksUnavailable` / `JwksUntrusted`).
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
+            DiscoveryError::Untrusted(_) | DiscoveryError::RedirectChain => ErrorCode::JwksUntrusted,
+            DiscoveryError::Unavailable(_) | DiscoveryError::Malformed(_) => ErrorCode::JwksUnavailable,
+            DiscoveryError::AgentNotInBrandJson => ErrorCode::AgentNotInBrandJson,
+            DiscoveryError::BrandJsonAmbiguous => ErrorCode::BrandJsonAmbiguous,
+            DiscoveryError::CapabilitiesUnreachable(_) | DiscoveryError::CapabilitiesMalformed(_) => {
+                ErrorCode::CapabilitiesUnreachable
+            }
+            DiscoveryError::BrandJsonUrlMissing => ErrorCode::BrandJsonUrlMissing,
+            DiscoveryError::BrandJsonUnreachable(_) => ErrorCode::BrandJsonUnreachable,
+            DiscoveryError::BrandJsonMalformed(_) => ErrorCode::BrandJsonMalformed,
+            DiscoveryError::BrandOriginMismatch { .. } => ErrorCode::BrandOriginMismatch,
+            DiscoveryError::KeyOriginMismatch { .. } => ErrorCode::KeyOriginMismatch,
+            DiscoveryError::KeyOriginMissing { .. } => ErrorCode::KeyOriginMissing,
+        }
+    }
+
+    /// The verifier-facing [`ResolveError`]. JWKS fetch failures stay
+    /// `Unavailable` / `Untrusted` (`*_jwks_unavailable` /
+    /// `*_jwks_untrusted`); every `brand_json_url`-chain failure is
+    /// [`ResolveError::Discovery`] with its precise code
+    /// ([`error_code`](Self::error_code)), which a request-profile verifier
+    /// reports as is (`request_signature_brand_origin_mismatch`, ...) and
+    /// a webhook-profile verifier as the generic `webhook_signature_jwks_*`
+    /// code of the same retry class (the spec defines the chain's codes
+    /// for the request profile only; see `adcp_verify::error`).
+    ///
+    /// The sender-facing retry class follows the spec's retry column
+    /// ([`ErrorCode::is_retryable`]); [`is_transient`](Self::is_transient)
+    /// stays the resolver's caching rule (a malformed brand.json is
+    /// negative-cached briefly because the operator can fix it, yet the
+    /// spec says the verifier must not retry it).
     pub fn to_resolve_error(&self) -> ResolveError {
         let detail = format!("{self} ({})", self.code_suffix());
-        if self.is_transient() {
-            ResolveError::Unavailable(detail)
-        } else {
-            ResolveError::Untrusted(detail)
+        match self.error_code() {
+            ErrorCode::JwksUnavailable => ResolveError::Unavailable(detail),
+            ErrorCode::JwksUntrusted => ResolveError::Untrusted(detail),
+            code => ResolveError::discovery(code, detail),
         }
     }
 }

@@ -402,7 +402,7 @@ async fn resolver_uses_the_chain_and_keeps_the_trace() {
     let err = bad.resolve_typed("k1").await.unwrap_err();
     assert_eq!(err.code("request"), "request_signature_key_origin_missing");
     assert!(
-        matches!(err.to_resolve_error(), adcp_verify::keys::ResolveError::Untrusted(ref d) if d.contains("key_origin_missing"))
+        matches!(err.to_resolve_error(), adcp_verify::keys::ResolveError::Discovery { code: adcp_verify::error::ErrorCode::KeyOriginMissing, ref detail } if detail.contains("key_origin_missing"))
     );
     assert_eq!(bad.last_trace().unwrap().1.as_deref(), Some("key_origin_missing"));
 }

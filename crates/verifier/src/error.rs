@@ -50,10 +50,52 @@ pub enum ErrorCode {
     JwksUnavailable,
     /// JWKS fetch failed SSRF validation.
     JwksUntrusted,
+    /// `brand_json_url` discovery, step 1: the agent's capabilities could
+    /// not be fetched (`request_signature_capabilities_unreachable`;
+    /// transient, retryable).
+    CapabilitiesUnreachable,
+    /// Step 2: `identity.brand_json_url` absent or not HTTPS
+    /// (`request_signature_brand_json_url_missing`).
+    BrandJsonUrlMissing,
+    /// Step 4: the brand.json fetch failed
+    /// (`request_signature_brand_json_unreachable`; transient, retryable).
+    BrandJsonUnreachable,
+    /// Step 4: brand.json failed strict parsing or its body cap
+    /// (`request_signature_brand_json_malformed`).
+    BrandJsonMalformed,
+    /// Step 3: the agent's eTLD+1 differs from the `brand_json_url`'s and
+    /// `authorized_operators[]` does not delegate it
+    /// (`request_signature_brand_origin_mismatch`).
+    BrandOriginMismatch,
+    /// Step 5: no `agents[].url` byte-equals the agent URL
+    /// (`request_signature_agent_not_in_brand_json`).
+    AgentNotInBrandJson,
+    /// Step 5: several `agents[]` entries match the agent URL
+    /// (`request_signature_brand_json_ambiguous`).
+    BrandJsonAmbiguous,
+    /// Step 7: the resolved `jwks_uri` host differs from the declared
+    /// `identity.key_origins.{purpose}` (`request_signature_key_origin_mismatch`).
+    KeyOriginMismatch,
+    /// Step 7: signing declared without `identity.key_origins.{purpose}`
+    /// (`request_signature_key_origin_missing`).
+    KeyOriginMissing,
     /// The replay store is unreachable. Not a spec code: the request fails
     /// closed with 503 (retryable) and no `WWW-Authenticate` challenge.
     StoreUnavailable,
 }
+
+// The `brand_json_url` discovery-chain codes (security.mdx, "Rejection
+// codes for this discovery chain (3.x)") are defined by the spec only with
+// the `request_signature_` prefix, and the webhook taxonomy lists no
+// `webhook_*` counterpart. Its editor note says every `webhook_*` code is
+// terminal for the sender unless the spec carves out an exception, so
+// inventing `webhook_signature_capabilities_unreachable` would turn a
+// transient failure into a terminal one on conforming senders. A webhook
+// verifier therefore reports the generic key-source code the webhook
+// profile already uses for the same failure: `webhook_signature_jwks_unavailable`
+// for the transient ones (503, retryable) and `webhook_signature_jwks_untrusted`
+// for permanent refusals of the chain (401). `ErrorCode` itself stays
+// precise under both prefixes, so logs and metrics keep the exact cause.
 
 /// Which taxonomy codes are rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,6 +152,23 @@ impl ErrorCode {
             (JwksUnavailable, R) => "request_signature_jwks_unavailable",
             (JwksUntrusted, W) => "webhook_signature_jwks_untrusted",
             (JwksUntrusted, R) => "request_signature_jwks_untrusted",
+            (CapabilitiesUnreachable, R) => "request_signature_capabilities_unreachable",
+            (BrandJsonUrlMissing, R) => "request_signature_brand_json_url_missing",
+            (BrandJsonUnreachable, R) => "request_signature_brand_json_unreachable",
+            (BrandJsonMalformed, R) => "request_signature_brand_json_malformed",
+            (BrandOriginMismatch, R) => "request_signature_brand_origin_mismatch",
+            (AgentNotInBrandJson, R) => "request_signature_agent_not_in_brand_json",
+            (BrandJsonAmbiguous, R) => "request_signature_brand_json_ambiguous",
+            (KeyOriginMismatch, R) => "request_signature_key_origin_mismatch",
+            (KeyOriginMissing, R) => "request_signature_key_origin_missing",
+            // No webhook-profile codes exist for the discovery chain: the
+            // generic key-source code (see the note above `CodePrefix`).
+            (CapabilitiesUnreachable | BrandJsonUnreachable, W) => "webhook_signature_jwks_unavailable",
+            (
+                BrandJsonUrlMissing | BrandJsonMalformed | BrandOriginMismatch | AgentNotInBrandJson
+                | BrandJsonAmbiguous | KeyOriginMismatch | KeyOriginMissing,
+                W,
+            ) => "webhook_signature_jwks_untrusted",
             (StoreUnavailable, W) => "webhook_verifier_unavailable",
             (StoreUnavailable, R) => "request_verifier_unavailable",
         }
@@ -117,19 +176,54 @@ impl ErrorCode {
 
     /// Whether the sender may retry the same delivery: only transient
     /// infrastructure failures are; every signature failure reproduces
-    /// identically on retry and is terminal for that delivery.
+    /// identically on retry and is terminal for that delivery. Of the
+    /// discovery-chain codes, the spec's retry column makes only the two
+    /// `*_unreachable` fetch failures transient; a malformed brand.json, an
+    /// origin mismatch and the rest are "do not retry" / "not retryable".
     pub const fn is_retryable(self) -> bool {
-        matches!(self, ErrorCode::JwksUnavailable | ErrorCode::StoreUnavailable)
+        matches!(
+            self,
+            ErrorCode::JwksUnavailable
+                | ErrorCode::StoreUnavailable
+                | ErrorCode::CapabilitiesUnreachable
+                | ErrorCode::BrandJsonUnreachable
+        )
     }
 
     /// The HTTP status a receiver answers with: 503 for retryable
     /// infrastructure failures, 400 for a malformed body, 401 otherwise.
     pub const fn http_status(self) -> u16 {
+        if self.is_retryable() {
+            return 503;
+        }
         match self {
-            ErrorCode::JwksUnavailable | ErrorCode::StoreUnavailable => 503,
             ErrorCode::BodyMalformed => 400,
             _ => 401,
         }
+    }
+
+    /// Whether this code reports a key-discovery failure: a JWKS fetch
+    /// (`*_jwks_unavailable`, `*_jwks_untrusted`) or a step of the
+    /// `brand_json_url` chain. These are the codes a [`KeyResolver`]
+    /// may hand the verifier through
+    /// [`ResolveError::Discovery`](crate::keys::ResolveError::Discovery).
+    ///
+    /// [`KeyResolver`]: crate::keys::KeyResolver
+    pub const fn is_key_discovery(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::JwksUnavailable
+                | ErrorCode::JwksUntrusted
+                | ErrorCode::CapabilitiesUnreachable
+                | ErrorCode::BrandJsonUrlMissing
+                | ErrorCode::BrandJsonUnreachable
+                | ErrorCode::BrandJsonMalformed
+                | ErrorCode::BrandOriginMismatch
+                | ErrorCode::AgentNotInBrandJson
+                | ErrorCode::BrandJsonAmbiguous
+                | ErrorCode::KeyOriginMismatch
+                | ErrorCode::KeyOriginMissing
+        )
     }
 }
 
@@ -225,3 +319,116 @@ impl fmt::Display for VerifyError {
 }
 
 impl std::error::Error for VerifyError {}
+
+#[cfg(test)]
+mod tests {
+    use super::{CodePrefix, ErrorCode};
+
+    /// (code, request-profile string, webhook-profile string, status, retryable)
+    const DISCOVERY: &[(ErrorCode, &str, &str, u16, bool)] = &[
+        (
+            ErrorCode::CapabilitiesUnreachable,
+            "request_signature_capabilities_unreachable",
+            "webhook_signature_jwks_unavailable",
+            503,
+            true,
+        ),
+        (
+            ErrorCode::BrandJsonUrlMissing,
+            "request_signature_brand_json_url_missing",
+            "webhook_signature_jwks_untrusted",
+            401,
+            false,
+        ),
+        (
+            ErrorCode::BrandJsonUnreachable,
+            "request_signature_brand_json_unreachable",
+            "webhook_signature_jwks_unavailable",
+            503,
+            true,
+        ),
+        (
+            ErrorCode::BrandJsonMalformed,
+            "request_signature_brand_json_malformed",
+            "webhook_signature_jwks_untrusted",
+            401,
+            false,
+        ),
+        (
+            ErrorCode::BrandOriginMismatch,
+            "request_signature_brand_origin_mismatch",
+            "webhook_signature_jwks_untrusted",
+            401,
+            false,
+        ),
+        (
+            ErrorCode::AgentNotInBrandJson,
+            "request_signature_agent_not_in_brand_json",
+            "webhook_signature_jwks_untrusted",
+            401,
+            false,
+        ),
+        (
+            ErrorCode::BrandJsonAmbiguous,
+            "request_signature_brand_json_ambiguous",
+            "webhook_signature_jwks_untrusted",
+            401,
+            false,
+        ),
+        (
+            ErrorCode::KeyOriginMismatch,
+            "request_signature_key_origin_mismatch",
+            "webhook_signature_jwks_untrusted",
+            401,
+            false,
+        ),
+        (
+            ErrorCode::KeyOriginMissing,
+            "request_signature_key_origin_missing",
+            "webhook_signature_jwks_untrusted",
+            401,
+            false,
+        ),
+    ];
+
+    #[test]
+    fn discovery_chain_codes_strings_status_and_retry() {
+        for &(code, request, webhook, status, retryable) in DISCOVERY {
+            assert_eq!(code.as_str(CodePrefix::Request), request);
+            assert_eq!(code.as_str(CodePrefix::Webhook), webhook, "{code:?}");
+            assert_eq!(code.http_status(), status, "{code:?}");
+            assert_eq!(code.is_retryable(), retryable, "{code:?}");
+            assert!(code.is_key_discovery(), "{code:?}");
+        }
+    }
+
+    #[test]
+    fn webhook_rendering_agrees_with_the_generic_codes_status() {
+        // A webhook sender reads the rendered code: its retry class must be
+        // the one the generic code it renders as already has.
+        for &(code, _, webhook, _, _) in DISCOVERY {
+            let generic = if webhook.ends_with("_jwks_unavailable") {
+                ErrorCode::JwksUnavailable
+            } else {
+                ErrorCode::JwksUntrusted
+            };
+            assert_eq!(generic.as_str(CodePrefix::Webhook), webhook);
+            assert_eq!(code.http_status(), generic.http_status(), "{code:?}");
+            assert_eq!(code.is_retryable(), generic.is_retryable(), "{code:?}");
+        }
+    }
+
+    #[test]
+    fn only_key_source_codes_are_discovery_codes() {
+        assert!(ErrorCode::JwksUnavailable.is_key_discovery());
+        assert!(ErrorCode::JwksUntrusted.is_key_discovery());
+        for code in [
+            ErrorCode::SignatureInvalid,
+            ErrorCode::KeyUnknown,
+            ErrorCode::StoreUnavailable,
+            ErrorCode::Replayed,
+        ] {
+            assert!(!code.is_key_discovery(), "{code:?}");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! Key resolution (checklist step 7) and the key facts steps 8–10 need.
 
+use crate::error::{CodePrefix, ErrorCode};
 use adcp_sigbase::crypto::{Algorithm, VerifyingKey};
 use adcp_sigbase::jwk::Jwk;
 use async_trait::async_trait;
@@ -93,13 +94,38 @@ pub enum RevocationStatus {
     Stale,
 }
 
-/// Key resolution failed for infrastructure reasons.
+/// Key resolution failed: the key source could not be reached, was
+/// refused, or a step of the discovery chain rejected the signer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ResolveError {
-    /// Transient fetch failure (retryable).
+    /// Transient fetch failure (retryable): `*_jwks_unavailable`.
     Unavailable(String),
-    /// The JWKS location failed SSRF validation.
+    /// The JWKS location failed SSRF validation: `*_jwks_untrusted`.
     Untrusted(String),
+    /// A key-discovery failure with its precise spec code, e.g. a step of
+    /// the `brand_json_url` chain (`request_signature_brand_origin_mismatch`).
+    /// `code` should satisfy [`ErrorCode::is_key_discovery`]; the verifier
+    /// answers any other code as `*_jwks_unavailable` when it is retryable
+    /// and `*_jwks_untrusted` otherwise, so a resolver cannot make the
+    /// verifier report a non-discovery failure (a forged
+    /// `*_signature_invalid`, say).
+    Discovery {
+        /// The discovery code.
+        code: ErrorCode,
+        /// Server-side detail (do not echo to the peer).
+        detail: String,
+    },
+}
+
+impl ResolveError {
+    /// A [`Discovery`](Self::Discovery) error.
+    pub fn discovery(code: ErrorCode, detail: impl Into<String>) -> Self {
+        ResolveError::Discovery {
+            code,
+            detail: detail.into(),
+        }
+    }
 }
 
 impl fmt::Display for ResolveError {
@@ -107,6 +133,13 @@ impl fmt::Display for ResolveError {
         match self {
             ResolveError::Unavailable(d) => write!(f, "key source unavailable: {d}"),
             ResolveError::Untrusted(d) => write!(f, "key source untrusted: {d}"),
+            ResolveError::Discovery { code, detail } => {
+                write!(
+                    f,
+                    "key discovery failed ({}): {detail}",
+                    code.as_str(CodePrefix::Request)
+                )
+            }
         }
     }
 }

@@ -324,6 +324,16 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         match e {
             ResolveError::Unavailable(d) => self.fail(ErrorCode::JwksUnavailable, step, d),
             ResolveError::Untrusted(d) => self.fail(ErrorCode::JwksUntrusted, step, d),
+            // A resolver handing over a non-discovery code keeps its retry
+            // class, never its meaning.
+            ResolveError::Discovery { code, detail } => {
+                let code = match code {
+                    c if c.is_key_discovery() => c,
+                    c if c.is_retryable() => ErrorCode::JwksUnavailable,
+                    _ => ErrorCode::JwksUntrusted,
+                };
+                self.fail(code, step, detail)
+            }
         }
     }
 
