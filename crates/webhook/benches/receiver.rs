@@ -15,13 +15,16 @@
 //! at the end from criterion's estimates of this run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench setup: failing loudly is the point
 
+use adcp_sigbase::clock::SystemClock;
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
 use adcp_verify::keys::StaticKeyResolver;
+use adcp_verify::profile::Profile;
 use adcp_verify::replay::MemoryReplayStore;
+use adcp_verify::verifier::Verifier;
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-use adcp_webhook::receiver::{Receiver, ReceiverConfig, ReceiverLayer, Webhook};
+use adcp_webhook::receiver::{Decision, Receiver, ReceiverConfig, ReceiverLayer, Webhook};
 use axum::routing::post;
 use axum::Router;
 use bytes::Bytes;
@@ -33,6 +36,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const GROUP: &str = "webhook_receiver";
+const IN_PROCESS: &str = "webhook_receiver_in_process";
 const CONNECTIONS: usize = 8;
 const AGENT_URL: &str = "https://seller.example/mcp";
 
@@ -197,6 +201,61 @@ fn main() {
                 });
             });
         }
+        group.finish();
+    }
+    {
+        // In process, no HTTP: the verifier alone against the receiver's
+        // whole decision (mode, checklist, envelope, fingerprint, claim)
+        // plus completion, over the same kind of pre-signed requests.
+        let mut group = criterion.benchmark_group(IN_PROCESS);
+        group.throughput(Throughput::Elements(1));
+        let local = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let fake: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let verifier = Verifier::new(
+            Profile::webhook_v1(),
+            StaticKeyResolver::new().with_jwks(&jwks, AGENT_URL),
+            MemoryReplayStore::webhook(),
+            SystemClock,
+        );
+        group.bench_function("verifier_only", |b| {
+            b.iter_custom(|iters| {
+                local.block_on(async {
+                    let pool = sign_pool(&signer, fake, iters, &seq).await;
+                    let started = Instant::now();
+                    for request in &pool {
+                        let msg = adcp_sigbase::Message::from_http(request);
+                        verifier.verify(&msg).await.unwrap();
+                    }
+                    started.elapsed()
+                })
+            });
+        });
+        let receiver = Receiver::builder(
+            Arc::new(StaticKeyResolver::new().with_jwks(&jwks, AGENT_URL)),
+            Arc::new(MemoryReplayStore::webhook()),
+            Arc::new(MemoryIdempotencyStore::new(IdempotencyConfig::default()).unwrap()),
+        )
+        .config(config.clone())
+        .build()
+        .unwrap();
+        group.bench_function("receiver_decide_complete", |b| {
+            b.iter_custom(|iters| {
+                local.block_on(async {
+                    let pool = sign_pool(&signer, fake, iters, &seq).await;
+                    let started = Instant::now();
+                    for request in pool {
+                        match receiver.decide(request).await {
+                            Decision::Deliver(delivery) => receiver.complete(&delivery).await.unwrap(),
+                            Decision::Reply(reply) => panic!("refused: {}", reply.outcome()),
+                        }
+                    }
+                    started.elapsed()
+                })
+            });
+        });
         group.finish();
     }
     criterion.final_summary();
