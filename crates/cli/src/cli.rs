@@ -35,6 +35,8 @@ pub enum Command {
     Sign(SignArgs),
     /// Discover an agent's signing keys; prints the per-step trace and the JWKS, or the spec error code.
     Resolve(crate::commands::resolve::ResolveArgs),
+    /// Explain a verdict: the failing checklist step, what it expected and what it found (bases, digest, key).
+    Explain(crate::commands::explain::ExplainArgs),
 }
 
 /// The signing profile whose error codes are reported.

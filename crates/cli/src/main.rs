@@ -22,6 +22,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Keygen(args) => commands::keygen::run(&args),
         cli::Command::Sign(args) => commands::sign::run(&args),
         cli::Command::Resolve(args) => commands::resolve::run(&args),
+        cli::Command::Explain(args) => commands::explain::run(&args),
     };
     code.into()
 }

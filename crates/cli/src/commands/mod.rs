@@ -3,6 +3,7 @@
 pub mod base;
 pub mod canon;
 pub mod conformance;
+pub mod explain;
 pub mod keygen;
 pub mod normalize;
 pub mod resolve;
