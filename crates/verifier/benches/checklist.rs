@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 const GROUP: &str = "webhook_checklist";
 const POOL: usize = 2048;
+/// Requests per `verify_batch` call in the batch benchmark.
+const BATCH: usize = 64;
 
 /// Every future here completes without waiting (in-memory stores).
 fn run_now<F: Future>(f: F) -> F::Output {
@@ -176,6 +178,41 @@ fn time_checklist(case: &Case, resolver: &StaticKeyResolver, iters: u64) -> Dura
     total
 }
 
+/// Times `iters` verifications of pool requests through `verify_batch`
+/// in batches of [`BATCH`] (the last one shorter), same pool and verifier
+/// handling as [`time_checklist`].
+fn time_batched(case: &Case, resolver: &StaticKeyResolver, iters: u64) -> Duration {
+    let fresh = || -> Bench {
+        Verifier::new(
+            Profile::webhook_v1(),
+            resolver.clone(),
+            MemoryReplayStore::webhook(),
+            FixedClock(case.now),
+        )
+    };
+    let mut verifier = fresh();
+    let mut total = Duration::ZERO;
+    let mut done = 0usize;
+    let iters = iters as usize;
+    while done < iters {
+        let start_index = done % POOL;
+        if done > 0 && start_index == 0 {
+            verifier = fresh();
+        }
+        let n = BATCH.min(iters - done).min(POOL - start_index);
+        let start = Instant::now();
+        let msgs: Vec<Message<'_>> = case.pool[start_index..start_index + n]
+            .iter()
+            .map(|headers| message(&case.url, headers, &case.body))
+            .collect();
+        let results = run_now(verifier.verify_batch(&msgs));
+        total += start.elapsed();
+        assert!(black_box(results.iter().all(Result::is_ok)));
+        done += n;
+    }
+    total
+}
+
 fn time_bare(iters: u64, bare: &dyn Fn(usize) -> bool) -> Duration {
     let mut total = Duration::ZERO;
     for i in 0..iters as usize {
@@ -272,6 +309,7 @@ fn main() {
             "ed25519_bare" => time_bare(iters, &ed_bare),
             "es256_checklist" => time_checklist(&es, &resolver(&es), iters),
             "es256_bare" => time_bare(iters, &es_bare),
+            "ed25519_batched" => time_batched(&ed, &resolver(&ed), iters),
             other => panic!("unknown CHECKLIST_PROFILE {other}"),
         };
         println!("{mode}: {:.0} ns per iteration", spent.as_nanos() as f64 / iters as f64);
@@ -290,9 +328,23 @@ fn main() {
         group.finish();
     }
     bench_case(&mut c, "ed25519", &ed, &ed_bare);
+    {
+        let resolver = StaticKeyResolver::new().with_jwks(&ed.jwks, "https://seller.example/agent");
+        let mut group = c.benchmark_group(GROUP);
+        group.bench_function("ed25519_batched", |b| {
+            b.iter_custom(|iters| time_batched(&ed, &resolver, iters))
+        });
+        group.finish();
+    }
     bench_case(&mut c, "es256", &es, &es_bare);
     c.final_summary();
 
+    if let (Some(single), Some(batched)) = (mean_ns("ed25519_checklist"), mean_ns("ed25519_batched")) {
+        println!(
+            "\nbatch verification (batches of {BATCH}): {:.2}x the single-verification throughput ({batched:.0} ns vs {single:.0} ns per request; target >= 1.6)",
+            single / batched
+        );
+    }
     println!("\nfull checklist / bare verification (target <= 1.10):");
     for name in ["ed25519", "es256"] {
         if let (Some(full), Some(bare)) = (mean_ns(&format!("{name}_checklist")), mean_ns(&format!("{name}_bare"))) {

@@ -27,3 +27,22 @@ async fn conformance_suite() {
     assert_eq!(report.outcomes.len(), 154 + 34, "every vector runs");
     assert_eq!(report.failed(), 0, "{}", report.summary_line());
 }
+
+/// The same suite through batch verification: each vector's request is
+/// verified twice in one `verify_batch` call; the first copy must get the
+/// vector's outcome and the second what a sequential redelivery gets.
+#[tokio::test]
+async fn conformance_suite_through_batch_verification() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let report = adcp_verify::conformance::run_suite_in(&suite, adcp_verify::conformance::RunMode::Batched).await;
+    for o in report.outcomes.iter().filter(|o| !o.passed) {
+        eprintln!(
+            "FAIL {} expected {:?} got {:?} ({})",
+            o.relative, o.expected, o.got, o.detail
+        );
+    }
+    assert_eq!(report.outcomes.len(), 154 + 34, "every vector runs");
+    assert_eq!(report.failed(), 0, "{}", report.summary_line());
+}

@@ -73,6 +73,7 @@
 
 mod algorithm;
 mod backend;
+mod batch;
 mod error;
 mod policy;
 mod secret;
@@ -81,6 +82,7 @@ mod signing_key;
 mod verifying_key;
 
 pub use algorithm::Algorithm;
+pub use batch::{verify_ed25519_batch, Ed25519BatchItem};
 pub use error::{CryptoError, KeyKind, KeyRejection};
 pub use policy::HMAC_MIN_SECRET_LEN;
 pub use secret::SecretBytes;

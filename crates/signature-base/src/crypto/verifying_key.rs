@@ -47,6 +47,14 @@ impl VerifyingKey {
         }
     }
 
+    /// The Ed25519 key inside, for batch verification.
+    pub(crate) fn as_ed25519(&self) -> Option<&ed25519::PublicKey> {
+        match &self.inner {
+            Inner::Ed25519(key) => Some(key),
+            _ => None,
+        }
+    }
+
     pub(crate) fn from_hmac(key: hmac_sha256::Key) -> Self {
         Self {
             inner: Inner::Hmac(key),

@@ -274,6 +274,12 @@ impl SignatureInput {
         })
     }
 
+    /// Takes the signature labelled `label` out of the field, dropping the
+    /// others.
+    pub fn into_signature(self, label: &str) -> Option<SignatureParams> {
+        self.entries.into_iter().find(|e| e.label == label)
+    }
+
     /// All signatures in received order.
     pub fn iter(&self) -> impl Iterator<Item = &SignatureParams> {
         self.entries.iter()

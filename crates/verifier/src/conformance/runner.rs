@@ -3,11 +3,12 @@
 use super::manifest::{check_manifest, Manifest, MANIFEST_3_2_4};
 use super::vector::{Expected, Vector};
 use crate::clock::FixedClock;
+use crate::error::{ErrorCode, VerifyError};
 use crate::keys::StaticKeyResolver;
 use crate::profile::{DigestCoverage, Profile};
 use crate::replay::{MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use crate::request_policy::{decide, Binding, Decision, FallbackCredential, Rejection, Verdict, VerifierCapability};
-use crate::verifier::Verifier;
+use crate::verifier::{VerifiedSigner, Verifier};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
@@ -76,8 +77,27 @@ pub fn profile_for(vector: &Vector) -> Profile {
     }
 }
 
+/// How the checklist is driven for each vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RunMode {
+    /// One [`Verifier::verify`] call per vector.
+    #[default]
+    Single,
+    /// [`Verifier::verify_batch`] over two copies of the vector's request:
+    /// the first must get the vector's outcome, the second what a
+    /// sequential second delivery gets (a replay after an acceptance, the
+    /// same rejection otherwise). Exercises batch verification against
+    /// every conformance case.
+    Batched,
+}
+
 /// Runs every signature vector of the suite (after checking the manifest).
 pub async fn run_suite(suite: &Path) -> SuiteReport {
+    run_suite_in(suite, RunMode::Single).await
+}
+
+/// [`run_suite`], driving the checklist as `mode` says.
+pub async fn run_suite_in(suite: &Path, mode: RunMode) -> SuiteReport {
     let mut report = SuiteReport::default();
     match Manifest::parse(MANIFEST_3_2_4) {
         Ok(manifest) => {
@@ -98,7 +118,7 @@ pub async fn run_suite(suite: &Path) -> SuiteReport {
         "request-signing/a2a/negative",
     ] {
         for path in adcp_vectors::json_files(suite, dir) {
-            report.outcomes.push(run_file(suite, &path, None).await);
+            report.outcomes.push(run_file_in(suite, &path, None, mode).await);
         }
     }
     report.outcomes.extend(super::hmac_fixture::run(suite));
@@ -108,10 +128,15 @@ pub async fn run_suite(suite: &Path) -> SuiteReport {
 /// Runs one vector file. Never panics: a vector that cannot be run is a
 /// failed outcome with the reason in `detail`.
 pub async fn run_file(suite: &Path, path: &Path, profile: Option<Profile>) -> Outcome {
+    run_file_in(suite, path, profile, RunMode::Single).await
+}
+
+/// [`run_file`], driving the checklist as `mode` says.
+pub async fn run_file_in(suite: &Path, path: &Path, profile: Option<Profile>, mode: RunMode) -> Outcome {
     let relative = path
         .strip_prefix(suite)
         .map_or_else(|_| path.display().to_string(), |r| r.display().to_string());
-    match try_run(suite, path, profile).await {
+    match try_run(suite, path, profile, mode).await {
         Ok(outcome) => outcome,
         Err(detail) => Outcome {
             relative,
@@ -123,7 +148,7 @@ pub async fn run_file(suite: &Path, path: &Path, profile: Option<Profile>) -> Ou
     }
 }
 
-async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>) -> Result<Outcome, String> {
+async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>, mode: RunMode) -> Result<Outcome, String> {
     let vector = Vector::load(suite, path)?;
     let expected = vector.expected()?;
     let now = vector.reference_now()?;
@@ -149,7 +174,7 @@ async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>) -> Result<
 
     let got = if profile.is_webhook() {
         let verifier = Verifier::new(profile, resolver, replay, FixedClock(now));
-        match verifier.verify(&msg).await {
+        match drive(&verifier, &msg, mode).await? {
             Ok(signer) => Ok(signer.keyid),
             Err(e) => Err((e.code_str().to_owned(), e.step().to_string(), e.detail().to_owned())),
         }
@@ -163,7 +188,7 @@ async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>) -> Result<
         let verdict = match decide(&capability, binding, &msg, FallbackCredential::Absent) {
             Decision::Verify(plan) => {
                 let verifier = Verifier::new(profile, resolver, replay, FixedClock(now));
-                plan.conclude(verifier.verify(&msg).await.map(|signer| signer.keyid))
+                plan.conclude(drive(&verifier, &msg, mode).await?.map(|signer| signer.keyid))
             }
             other => other
                 .verdict()
@@ -194,6 +219,40 @@ async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>) -> Result<
         passed,
         detail,
     })
+}
+
+/// Runs the checklist on `msg` as `mode` says. `Err` when batch
+/// verification disagreed with sequential semantics on the second copy.
+async fn drive(
+    verifier: &Verifier<StaticKeyResolver, MemoryReplayStore, FixedClock>,
+    msg: &Message<'_>,
+    mode: RunMode,
+) -> Result<Result<VerifiedSigner, VerifyError>, String> {
+    match mode {
+        RunMode::Single => Ok(verifier.verify(msg).await),
+        RunMode::Batched => {
+            let mut results = verifier.verify_batch(&[msg.clone(), msg.clone()]).await.into_iter();
+            let (Some(first), Some(second)) = (results.next(), results.next()) else {
+                return Err("verify_batch returned fewer results than requests".to_owned());
+            };
+            let consistent = match (&first, &second) {
+                (Ok(_), Err(e)) => e.code() == ErrorCode::Replayed,
+                (Err(a), Err(b)) => a.code() == b.code(),
+                _ => false,
+            };
+            if !consistent {
+                return Err(format!(
+                    "batch: second copy got {:?} after {:?}",
+                    second.map(|s| s.keyid).map_err(|e| e.code_str().to_owned()),
+                    first
+                        .as_ref()
+                        .map(|s| s.keyid.clone())
+                        .map_err(|e| e.code_str().to_owned())
+                ));
+            }
+            Ok(first)
+        }
+    }
 }
 
 /// The JWKS a vector verifies against: the nearest `keys.json` above the

@@ -52,6 +52,11 @@ impl PublicKey {
         self.0.as_bytes()
     }
 
+    /// The `ed25519-dalek` key, for batch verification.
+    pub(crate) fn dalek(&self) -> &ed25519_dalek::VerifyingKey {
+        &self.0
+    }
+
     /// Strict RFC 8032 verification (`verify_strict`: canonical `S`, `R` and
     /// `A` not of small order, cofactorless equation).
     pub(crate) fn verify(&self, message: &[u8], signature: &[u8]) -> Result<(), CryptoError> {
