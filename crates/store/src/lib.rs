@@ -11,8 +11,8 @@
 //!   `synchronous=FULL`, for a single receiver.
 //! - `postgres` (feature `postgres`): the durable shared tier
 //!   (`postgres::PostgresStore`).
-//! - `redis` (feature `redis`): a shared tier on a standalone Redis with AOF
-//!   persistence (`redis::RedisStore`).
+//! - `redis` (feature `redis`): a shared tier on Redis with AOF persistence,
+//!   standalone or Redis Cluster (`redis::RedisStore`).
 //!
 //! Every store fails closed: when the backend cannot answer, operations
 //! return a retryable error (`StoreError` / [`IdempotencyError::Unavailable`](idempotency::IdempotencyError::Unavailable))
@@ -84,6 +84,8 @@ impl<T: ReplayStore + IdempotencyStore + ?Sized> Store for T {}
 ///
 /// - `sqlite:PATH` (also `sqlite://PATH`): a SQLite file;
 /// - `redis://…` / `rediss://…`: a Redis server;
+/// - `redis+cluster://host:port,host:port,…` (or `rediss+cluster://`): a
+///   Redis Cluster, given by one or more seed nodes;
 /// - `postgres://…` / `postgresql://…`: a PostgreSQL database.
 ///
 /// ```
@@ -99,7 +101,7 @@ impl<T: ReplayStore + IdempotencyStore + ?Sized> Store for T {}
 pub enum StoreUrl {
     /// A SQLite database file.
     Sqlite(PathBuf),
-    /// A Redis URL, verbatim.
+    /// A Redis URL (server or `redis+cluster://` seed list), verbatim.
     Redis(String),
     /// A PostgreSQL connection URL, verbatim.
     Postgres(String),
@@ -115,7 +117,10 @@ impl FromStr for StoreUrl {
             }
             return Ok(Self::Sqlite(PathBuf::from(path)));
         }
-        if s.starts_with("redis://") || s.starts_with("rediss://") {
+        if ["redis://", "rediss://", "redis+cluster://", "rediss+cluster://"]
+            .iter()
+            .any(|scheme| s.starts_with(scheme))
+        {
             return Ok(Self::Redis(s.to_owned()));
         }
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
@@ -123,7 +128,7 @@ impl FromStr for StoreUrl {
         }
         let scheme = s.split(':').next().unwrap_or_default();
         Err(ConfigError::Url(format!(
-            "unsupported scheme {scheme:?} (expected sqlite:, redis://, postgres://)"
+            "unsupported scheme {scheme:?} (expected sqlite:, redis://, redis+cluster://, postgres://)"
         )))
     }
 }

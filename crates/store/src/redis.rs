@@ -45,11 +45,14 @@
 //! another count is refused, because a keyid must map to the same shard on
 //! every receiver.
 //!
-//! The store connects through one [`ConnectionManager`] (a standalone server,
-//! a primary behind Sentinel, or a single-node cluster); the key layout is
-//! cluster-ready, but following `MOVED` redirections across a multi-node
-//! cluster needs a cluster-aware connection, which this version does not
-//! open.
+//! A `redis://` URL opens one [`ConnectionManager`] (a standalone server or
+//! a primary behind Sentinel); a `redis+cluster://host:port,host:port` URL
+//! opens a cluster connection from those seed nodes, which follows the
+//! cluster's slot map (`MOVED`, `ASK`). On a cluster,
+//! [`IdempotencyStore::claim_many`] sends one pipeline per sender (a cluster
+//! pipeline stays in one slot), the eviction-policy check reads every node,
+//! and [`RedisStore::delete_all`] scans every primary. The contract suite
+//! runs against a test-owned three-primary cluster.
 //!
 //! # Counting without drift
 //!
@@ -113,7 +116,10 @@ use crate::idempotency::{
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, Pipeline, RedisFuture};
 use redis::{Script, Value};
 use std::fmt;
 use std::fmt::Write as _;
@@ -301,6 +307,71 @@ impl Scripts {
     }
 }
 
+/// The connection: one managed connection to a standalone server (or a
+/// Sentinel-managed primary), or a cluster connection that follows the
+/// cluster's slot map (`MOVED` / `ASK`).
+#[derive(Clone)]
+enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Self::Single(c) => c.req_packed_command(cmd),
+            Self::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Self::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Self::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Self::Single(c) => c.get_db(),
+            Self::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// The seed nodes of a `redis+cluster://` / `rediss+cluster://` URL, as
+/// plain node URLs: `redis+cluster://user:pw@h1:6379,h2:6379/` gives
+/// `redis://user:pw@h1:6379` and `redis://user:pw@h2:6379`. `None` for any
+/// other URL.
+fn cluster_seeds(url: &str) -> Option<Result<Vec<String>, ConfigError>> {
+    let (scheme, rest) = if let Some(rest) = url.strip_prefix("redis+cluster://") {
+        ("redis", rest)
+    } else {
+        ("rediss", url.strip_prefix("rediss+cluster://")?)
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let (userinfo, hosts) = match authority.rfind('@') {
+        Some(at) => (&authority[..=at], &authority[at + 1..]),
+        None => ("", authority),
+    };
+    let seeds: Vec<String> = hosts
+        .split(',')
+        .filter(|h| !h.is_empty())
+        .map(|h| format!("{scheme}://{userinfo}{h}"))
+        .collect();
+    if seeds.is_empty() {
+        return Some(Err(ConfigError::Url(format!(
+            "{scheme}+cluster URL without a node: {url:?}"
+        ))));
+    }
+    Some(Ok(seeds))
+}
+
 /// The key names of one store (see the [module docs](self#key-layout)):
 /// pure functions of the prefix and the shard count, so that the slot of
 /// every key a script touches can be checked without a server.
@@ -406,7 +477,7 @@ impl Layout {
 pub struct RedisStore {
     options: RedisOptions,
     layout: Layout,
-    conn: ConnectionManager,
+    conn: Conn,
     scripts: Scripts,
 }
 
@@ -435,8 +506,10 @@ fn cap(n: u64) -> i64 {
 }
 
 impl RedisStore {
-    /// Connects to `url` (`redis://` or `rediss://` when the `redis` crate is
-    /// built with TLS), checks the settings and the server's eviction policy.
+    /// Connects to `url` — `redis://` (or `rediss://` when the `redis` crate
+    /// is built with TLS) for one server, `redis+cluster://h1:p1,h2:p2,…`
+    /// for a Redis Cluster given by seed nodes — and checks the settings and
+    /// the eviction policy of the server (of every node of a cluster).
     /// Fails when the server is unreachable within
     /// [`RedisOptions::op_timeout`], when the window is shorter than 24 h,
     /// or when the server may evict keys.
@@ -455,16 +528,35 @@ impl RedisStore {
                 options.replay_shards
             )));
         }
-        let client = redis::Client::open(url).map_err(|e| ConfigError::Url(rd(e)))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(options.op_timeout))
-            .set_response_timeout(Some(options.op_timeout))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(500));
-        let conn = tokio::time::timeout(options.op_timeout, ConnectionManager::new_with_config(client, config))
-            .await
-            .map_err(|_| ConfigError::Backend(format!("redis: connect timed out after {:?}", options.op_timeout)))?
-            .map_err(|e| ConfigError::Backend(rd(e)))?;
+        let timed_out = || ConfigError::Backend(format!("redis: connect timed out after {:?}", options.op_timeout));
+        let conn = match cluster_seeds(url) {
+            Some(seeds) => {
+                let client = ClusterClientBuilder::new(seeds?)
+                    .connection_timeout(options.op_timeout)
+                    .response_timeout(options.op_timeout)
+                    .retries(2)
+                    .build()
+                    .map_err(|e| ConfigError::Url(rd(e)))?;
+                let conn = tokio::time::timeout(options.op_timeout, client.get_async_connection())
+                    .await
+                    .map_err(|_| timed_out())?
+                    .map_err(|e| ConfigError::Backend(rd(e)))?;
+                Conn::Cluster(conn)
+            }
+            None => {
+                let client = redis::Client::open(url).map_err(|e| ConfigError::Url(rd(e)))?;
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(options.op_timeout))
+                    .set_response_timeout(Some(options.op_timeout))
+                    .set_number_of_retries(1)
+                    .set_max_delay(Duration::from_millis(500));
+                let conn = tokio::time::timeout(options.op_timeout, ConnectionManager::new_with_config(client, config))
+                    .await
+                    .map_err(|_| timed_out())?
+                    .map_err(|e| ConfigError::Backend(rd(e)))?;
+                Conn::Single(conn)
+            }
+        };
         let store = Self {
             layout: Layout::new(&options.key_prefix, options.replay_shards),
             options,
@@ -510,29 +602,83 @@ impl RedisStore {
         }
     }
 
+    /// Checks `maxmemory-policy` on the server, or on every node of a
+    /// cluster (a replica may be promoted).
     async fn check_eviction_policy(&self) -> Result<(), ConfigError> {
-        let reply: Vec<String> = self
-            .run(|mut c| async move {
-                redis::cmd("CONFIG")
-                    .arg("GET")
-                    .arg("maxmemory-policy")
-                    .query_async(&mut c)
-                    .await
-            })
-            .await
-            .map_err(|e| {
-                ConfigError::Backend(format!(
-                    "{e}; cannot read maxmemory-policy (for a managed Redis without CONFIG, verify it is \
-                     `noeviction` and set RedisOptions::check_eviction_policy = false)"
-                ))
-            })?;
-        match reply.get(1).map(String::as_str) {
-            Some("noeviction") => Ok(()),
-            other => Err(ConfigError::Backend(format!(
-                "redis maxmemory-policy is {other:?}; an evicting server forgets claims and nonces: \
-                 set `maxmemory-policy noeviction`"
-            ))),
+        let cannot = |e: String| {
+            ConfigError::Backend(format!(
+                "{e}; cannot read maxmemory-policy (for a managed Redis without CONFIG, verify it is \
+                 `noeviction` and set RedisOptions::check_eviction_policy = false)"
+            ))
+        };
+        for node in self.nodes(false).await.map_err(cannot)? {
+            let mut cmd = redis::cmd("CONFIG");
+            cmd.arg("GET").arg("maxmemory-policy");
+            let reply: Vec<String> = self.on_node(node.as_ref(), cmd).await.map_err(cannot)?;
+            match reply.get(1).map(String::as_str) {
+                Some("noeviction") => {}
+                other => {
+                    let on = node
+                        .map(|(host, port)| format!(" on {host}:{port}"))
+                        .unwrap_or_default();
+                    return Err(ConfigError::Backend(format!(
+                        "redis maxmemory-policy is {other:?}{on}; an evicting server forgets claims and nonces: \
+                         set `maxmemory-policy noeviction`"
+                    )));
+                }
+            }
         }
+        Ok(())
+    }
+
+    /// The nodes to address one by one: `[None]` (the one server) on a
+    /// standalone connection; every reachable node of a cluster (only the
+    /// primaries when `primaries_only`), from `CLUSTER NODES`.
+    async fn nodes(&self, primaries_only: bool) -> Result<Vec<Option<(String, u16)>>, String> {
+        if matches!(self.conn, Conn::Single(_)) {
+            return Ok(vec![None]);
+        }
+        let text: String = self
+            .run(|mut c| async move { redis::cmd("CLUSTER").arg("NODES").query_async(&mut c).await })
+            .await?;
+        let mut nodes = Vec::new();
+        for line in text.lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let (Some(addr), Some(flags)) = (fields.get(1), fields.get(2)) else {
+                continue;
+            };
+            if flags.contains("fail") || flags.contains("noaddr") || (primaries_only && !flags.contains("master")) {
+                continue;
+            }
+            let addr = addr.split(['@', ',']).next().unwrap_or_default();
+            if let Some((host, port)) = addr.rsplit_once(':') {
+                if let Ok(port) = port.parse() {
+                    nodes.push(Some((host.to_owned(), port)));
+                }
+            }
+        }
+        if nodes.is_empty() {
+            return Err("redis: CLUSTER NODES listed no usable node".to_owned());
+        }
+        Ok(nodes)
+    }
+
+    /// Runs `cmd` on `node` (a cluster node by address), or on the server.
+    async fn on_node<T: redis::FromRedisValue>(&self, node: Option<&(String, u16)>, cmd: Cmd) -> Result<T, String> {
+        let node = node.cloned();
+        self.run(move |c| async move {
+            match (c, node) {
+                (Conn::Cluster(mut c), Some((host, port))) => {
+                    let routing = redis::cluster_routing::RoutingInfo::SingleNode(
+                        redis::cluster_routing::SingleNodeRoutingInfo::ByAddress { host, port },
+                    );
+                    let value = c.route_command(cmd, routing).await?;
+                    Ok(redis::from_redis_value(value)?)
+                }
+                (mut c, _) => cmd.query_async(&mut c).await,
+            }
+        })
+        .await
     }
 
     /// The settings in force.
@@ -545,49 +691,55 @@ impl RedisStore {
     /// utility; uses `SCAN`, not `KEYS`). Returns how many were deleted.
     pub async fn delete_all(&self) -> Result<u64, StoreError> {
         let pattern = format!("{}:*", self.options.key_prefix);
-        let mut cursor: u64 = 0;
         let mut deleted = 0u64;
-        loop {
-            let pattern = pattern.clone();
-            let (next, keys): (u64, Vec<Vec<u8>>) = self
-                .run(move |mut c| async move {
-                    redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(pattern)
-                        .arg("COUNT")
-                        .arg(1000)
-                        .query_async(&mut c)
-                        .await
-                })
-                .await
-                .map_err(StoreError)?;
-            if !keys.is_empty() {
-                // One `DEL` per key: a multi-key `DEL` would span slots.
-                let n: Vec<u64> = self
-                    .run(move |mut c| async move {
-                        let mut pipe = redis::pipe();
-                        for key in keys {
-                            pipe.cmd("DEL").arg(key);
-                        }
-                        pipe.query_async(&mut c).await
-                    })
-                    .await
-                    .map_err(StoreError)?;
-                deleted += n.iter().sum::<u64>();
+        // On a cluster every primary holds its own slots: scan each.
+        for node in self.nodes(true).await.map_err(StoreError)? {
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000);
+                let (next, keys): (u64, Vec<Vec<u8>>) = self.on_node(node.as_ref(), scan).await.map_err(StoreError)?;
+                deleted += self.delete_keys(keys).await.map_err(StoreError)?;
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
             }
-            if next == 0 {
-                return Ok(deleted);
-            }
-            cursor = next;
         }
+        Ok(deleted)
+    }
+
+    /// One `DEL` per key (a multi-key `DEL` would span slots): one pipeline
+    /// on a standalone server, one call per key on a cluster (a cluster
+    /// pipeline must stay in one slot).
+    async fn delete_keys(&self, keys: Vec<Vec<u8>>) -> Result<u64, String> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.run(move |mut c| async move {
+            if matches!(c, Conn::Single(_)) {
+                let mut pipe = redis::pipe();
+                for key in keys {
+                    pipe.cmd("DEL").arg(key);
+                }
+                let n: Vec<u64> = pipe.query_async(&mut c).await?;
+                return Ok(n.iter().sum());
+            }
+            let mut deleted = 0;
+            for key in keys {
+                let n: u64 = redis::cmd("DEL").arg(key).query_async(&mut c).await?;
+                deleted += n;
+            }
+            Ok(deleted)
+        })
+        .await
     }
 
     /// Runs one request on a clone of the managed connection within the
     /// operation timeout.
     async fn run<T, F, Fut>(&self, f: F) -> Result<T, String>
     where
-        F: FnOnce(ConnectionManager) -> Fut,
+        F: FnOnce(Conn) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,
     {
         match tokio::time::timeout(self.options.op_timeout, f(self.conn.clone())).await {
@@ -746,9 +898,12 @@ impl IdempotencyStore for RedisStore {
     async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
         let config = self.options.idempotency;
         let mut results: Vec<Result<ClaimOutcome, IdempotencyError>> = Vec::with_capacity(requests.len());
-        let mut sent = Vec::with_capacity(requests.len());
-        let mut pipe = redis::pipe();
-        pipe.cmd("SCRIPT").arg("LOAD").arg(&self.scripts.claim_code).ignore();
+        // One pipeline on a standalone server; on a cluster one per sender
+        // (a cluster pipeline must stay in one slot, and a sender's keys
+        // share one). Each starts with `SCRIPT LOAD` on its node.
+        let cluster = matches!(self.conn, Conn::Cluster(_));
+        let mut groups: Vec<(Vec<usize>, Pipeline)> = Vec::new();
+        let mut group_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, request) in requests.iter().enumerate() {
             if request.fingerprint.0.len() > Fingerprint::MAX_LEN {
                 results.push(Err(IdempotencyError::FingerprintTooLong));
@@ -756,6 +911,16 @@ impl IdempotencyStore for RedisStore {
             }
             // A placeholder, replaced by the reply below.
             results.push(Err(IdempotencyError::Unavailable("redis: no reply".to_owned())));
+            let group_key = if cluster { request.key.sender } else { "" };
+            let g = *group_of.entry(group_key).or_insert_with(|| {
+                let mut pipe = redis::pipe();
+                pipe.cmd("SCRIPT").arg("LOAD").arg(&self.scripts.claim_code).ignore();
+                groups.push((Vec::new(), pipe));
+                groups.len() - 1
+            });
+            let Some((sent, pipe)) = groups.get_mut(g) else {
+                continue;
+            };
             let keys = self.layout.idem(request.key);
             pipe.cmd("EVALSHA")
                 .arg(self.scripts.claim.get_hash())
@@ -771,32 +936,41 @@ impl IdempotencyStore for RedisStore {
                 .arg(keys.member);
             sent.push(i);
         }
-        if sent.is_empty() {
-            return results;
+        let mut tasks = tokio::task::JoinSet::new();
+        for (sent, pipe) in groups {
+            let mut conn = self.conn.clone();
+            let timeout = self.options.op_timeout;
+            tasks.spawn(async move {
+                let replies: Result<Vec<Vec<Value>>, String> =
+                    match tokio::time::timeout(timeout, pipe.query_async(&mut conn)).await {
+                        Ok(replies) => replies.map_err(rd),
+                        Err(_) => Err(format!("redis: timed out after {timeout:?}")),
+                    };
+                (sent, replies)
+            });
         }
-        let replies: Result<Vec<Vec<Value>>, String> =
-            self.run(|mut c| async move { pipe.query_async(&mut c).await }).await;
-        match replies {
-            Ok(replies) if replies.len() == sent.len() => {
-                for (i, reply) in sent.into_iter().zip(replies) {
-                    if let Some(slot) = results.get_mut(i) {
-                        *slot = claim_outcome(&reply);
-                    }
+        while let Some(done) = tasks.join_next().await {
+            let (sent, replies) = match done {
+                Ok(done) => done,
+                // A panicked task leaves its placeholders: `Unavailable`.
+                Err(_) => continue,
+            };
+            let answers: Vec<Result<ClaimOutcome, IdempotencyError>> = match replies {
+                Ok(replies) if replies.len() == sent.len() => replies.iter().map(|r| claim_outcome(r)).collect(),
+                Ok(replies) => {
+                    let e = format!("redis: {} replies to {} claims", replies.len(), sent.len());
+                    sent.iter()
+                        .map(|_| Err(IdempotencyError::Unavailable(e.clone())))
+                        .collect()
                 }
-            }
-            Ok(replies) => {
-                let e = format!("redis: {} replies to {} claims", replies.len(), sent.len());
-                for i in sent {
-                    if let Some(slot) = results.get_mut(i) {
-                        *slot = Err(IdempotencyError::Unavailable(e.clone()));
-                    }
-                }
-            }
-            Err(e) => {
-                for i in sent {
-                    if let Some(slot) = results.get_mut(i) {
-                        *slot = Err(IdempotencyError::Unavailable(e.clone()));
-                    }
+                Err(e) => sent
+                    .iter()
+                    .map(|_| Err(IdempotencyError::Unavailable(e.clone())))
+                    .collect(),
+            };
+            for (i, answer) in sent.into_iter().zip(answers) {
+                if let Some(slot) = results.get_mut(i) {
+                    *slot = answer;
                 }
             }
         }
@@ -1029,6 +1203,30 @@ mod tests {
         let a = layout.sender_set("https://a.example/mcp");
         let b = layout.sender_set("https://b.example/mcp");
         assert_ne!(slot(&a), slot(&b));
+    }
+
+    #[test]
+    fn cluster_urls_name_their_seed_nodes() {
+        let seeds = |url: &str| cluster_seeds(url).map(|r| r.map_err(|e| e.to_string()));
+        assert_eq!(seeds("redis://h:6379"), None);
+        assert_eq!(seeds("rediss://h:6379"), None);
+        assert_eq!(
+            seeds("redis+cluster://a:7000,b:7001"),
+            Some(Ok(vec!["redis://a:7000".to_owned(), "redis://b:7001".to_owned()]))
+        );
+        assert_eq!(
+            seeds("rediss+cluster://user:p%40ss@a:7000,b:7001/?x=1"),
+            Some(Ok(vec![
+                "rediss://user:p%40ss@a:7000".to_owned(),
+                "rediss://user:p%40ss@b:7001".to_owned()
+            ]))
+        );
+        assert_eq!(
+            seeds("redis+cluster://a:7000,"),
+            Some(Ok(vec!["redis://a:7000".to_owned()]))
+        );
+        assert!(matches!(seeds("redis+cluster://"), Some(Err(_))));
+        assert!(matches!(seeds("redis+cluster://user@/"), Some(Err(_))));
     }
 
     #[test]

@@ -41,11 +41,20 @@ where
     }
 }
 
-/// Expands to one `#[tokio::test]` per contract case for a [`Backend`].
+/// Expands to one `#[tokio::test]` per contract case for a [`Backend`];
+/// `contract_tests!(sequential NAME, Backend)` instead defines one
+/// `async fn NAME()` running every case one after another (for a backend
+/// whose fixture is shared by the cases and owned by one test).
 #[macro_export]
 macro_rules! contract_tests {
     ($backend:ty) => {
-        $crate::contract_tests!(@cases $backend;
+        $crate::contract_tests!(@all @cases $backend);
+    };
+    (sequential $name:ident, $backend:ty) => {
+        $crate::contract_tests!(@all @sequential $name, $backend);
+    };
+    (@all @$mode:ident $($args:tt)*) => {
+        $crate::contract_tests!(@$mode $($args)*;
             replay_first_sighting_then_replay, replay_ttl_boundary_is_inclusive, replay_expired_entry_is_replaced,
             replay_already_expired_insert_stores_nothing, replay_per_keyid_cap_rejects_instead_of_evicting,
             replay_is_reported_even_at_the_cap, replay_aggregate_cap_rejects_every_keyid,
@@ -67,6 +76,13 @@ macro_rules! contract_tests {
                 contract::run::<$backend, _, _>(|b| async move { contract::$case(&*b).await }).await;
             }
         )*
+    };
+    (@sequential $name:ident, $backend:ty; $($case:ident),* $(,)?) => {
+        async fn $name() {
+            $(
+                contract::run::<$backend, _, _>(|b| async move { contract::$case(&*b).await }).await;
+            )*
+        }
     };
 }
 

@@ -147,3 +147,54 @@ pub fn temp_dir(tag: &str) -> PathBuf {
         NEXT.fetch_add(1, Ordering::Relaxed)
     ))
 }
+
+/// A test-owned Redis Cluster of `n` primaries (no replicas), each a
+/// [`Server`] on a free port; stopped and removed on drop.
+pub struct Cluster {
+    pub nodes: Vec<Server>,
+}
+
+impl Cluster {
+    /// Starts `n` cluster-mode servers and joins them with
+    /// `redis-cli --cluster create`, which spreads the 16,384 slots.
+    pub fn start(n: usize) -> Self {
+        let nodes: Vec<Server> = (0..n)
+            .map(|_| Server::start_with(free_port(), temp_dir("cluster-member"), "noeviction", true))
+            .collect();
+        let addresses: Vec<String> = nodes.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        let created = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addresses)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("redis-cli on PATH");
+        assert!(
+            created.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&created.stdout),
+            String::from_utf8_lossy(&created.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for node in &nodes {
+            loop {
+                let info = Command::new("redis-cli")
+                    .args(["-p", &node.port.to_string(), "CLUSTER", "INFO"])
+                    .output()
+                    .expect("redis-cli on PATH");
+                if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "the cluster did not become ready");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Cluster { nodes }
+    }
+
+    /// `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,…`, as `RedisStore::connect` takes it.
+    pub fn url(&self) -> String {
+        let hosts: Vec<String> = self.nodes.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        format!("redis+cluster://{}", hosts.join(","))
+    }
+}
