@@ -31,12 +31,15 @@ pub enum Command {
     Conformance(ConformanceArgs),
     /// Generate an Ed25519 or ES256 signing key: a private JWK and a public JWKS.
     Keygen(KeygenArgs),
-    /// Sign a webhook or request; prints `{"method","url","headers","body"}` for `adcp-sig verify --request`.
+    /// Sign a webhook or request; prints `{"method","url","headers","body"}` for `adcp-sig verify --request`
+    /// (`--count N`: N requests, one per line, for `verify-batch`).
     Sign(SignArgs),
     /// Discover an agent's signing keys; prints the per-step trace and the JWKS, or the spec error code.
     Resolve(crate::commands::resolve::ResolveArgs),
     /// Explain a verdict: the failing checklist step, what it expected and what it found (bases, digest, key).
     Explain(crate::commands::explain::ExplainArgs),
+    /// Verify one request per line of a JSONL file with one verifier; ends with `N verified, M rejected` and the rate.
+    VerifyBatch(crate::commands::verify_batch::VerifyBatchArgs),
 }
 
 /// The signing profile whose error codes are reported.
@@ -267,6 +270,10 @@ pub struct SignArgs {
     /// `nonce` (unpadded base64url, at least 16 bytes) instead of a fresh random one.
     #[arg(long, value_name = "S")]
     pub nonce: Option<String>,
+    /// Sign the request N times, each with a fresh nonce, one JSON object
+    /// per line: a JSONL file for `adcp-sig verify-batch --requests`.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "nonce")]
+    pub count: u64,
     /// With `--profile request-legacy`: the endpoint's `covers_content_digest`
     /// (`forbidden` leaves content-digest out; the default covers it).
     #[arg(long, value_enum)]

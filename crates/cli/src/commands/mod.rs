@@ -10,3 +10,4 @@ pub mod resolve;
 pub mod sign;
 pub mod urn_eq;
 pub mod verify;
+pub mod verify_batch;

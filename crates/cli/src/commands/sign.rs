@@ -1,5 +1,7 @@
 //! `adcp-sig sign`: signs a webhook or request and prints it in the
-//! vectors' `request` shape, ready for `adcp-sig verify --request`.
+//! vectors' `request` shape, ready for `adcp-sig verify --request`. With
+//! `--count N` it signs N times (fresh nonce each) and prints one request
+//! per line: a JSONL file for `adcp-sig verify-batch`.
 
 use adcp_sign::{
     Body, HttpSigner, LegacyDigest, Nonce, SignError, SignOptions, SigningProfile, SoftwareSigner, UnsignedRequest,
@@ -86,6 +88,17 @@ fn sign(args: &SignArgs) -> Result<String, Failure> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    let signed = runtime.block_on(signer.sign_with(&request, &options))?;
-    Ok(signed.to_json().to_string())
+    if args.count == 0 {
+        return Err(Failure::Usage("--count must be at least 1".into()));
+    }
+    // Each signature draws its own nonce (none is given with --count).
+    let mut out = String::new();
+    for i in 0..args.count {
+        if i > 0 {
+            out.push('\n');
+        }
+        let signed = runtime.block_on(signer.sign_with(&request, &options))?;
+        out.push_str(&signed.to_json().to_string());
+    }
+    Ok(out)
 }

@@ -1,0 +1,249 @@
+//! `adcp-sig sign --count N` and `adcp-sig verify-batch` end to end: N
+//! freshly signed webhooks, one with a tampered body and one replayed,
+//! give exact counts, per-line results and exit codes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn adcp_sig(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("verify_batch_cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A key pair in `dir` and `count` webhooks signed with it, one per line.
+fn signed_lines(dir: &Path, count: usize) -> (PathBuf, Vec<String>) {
+    let (private, jwks) = (dir.join("k.jwk"), dir.join("jwks.json"));
+    let out = adcp_sig(&[
+        "keygen",
+        "--alg",
+        "ed25519",
+        "--kid",
+        "batch-key",
+        "--out-private",
+        s(&private),
+        "--out-jwks",
+        s(&jwks),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let n = count.to_string();
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        "https://buyer.example/webhooks/adcp",
+        "--body",
+        r#"{"task_id":"t1","status":"completed"}"#,
+        "--key",
+        s(&private),
+        "--count",
+        &n,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    (jwks, lines)
+}
+
+fn nonce(line: &str) -> String {
+    let v: Value = serde_json::from_str(line).unwrap();
+    let input = v["headers"]["Signature-Input"].as_str().unwrap();
+    input
+        .split("nonce=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn sign_count_prints_one_request_per_line_with_fresh_nonces() {
+    let dir = scratch("count");
+    let (_, lines) = signed_lines(&dir, 4);
+    assert_eq!(lines.len(), 4);
+    let nonces: HashSet<String> = lines.iter().map(|l| nonce(l)).collect();
+    assert_eq!(nonces.len(), 4, "every signature has its own nonce");
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        "https://b.example/h",
+        "--body",
+        "{}",
+        "--key",
+        "k.jwk",
+        "--count",
+        "2",
+        "--nonce",
+        "AAAAAAAAAAAAAAAAAAAAAA",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "--count conflicts with --nonce");
+}
+
+#[test]
+fn tampered_and_replayed_lines_are_counted_and_reported() {
+    let dir = scratch("mixed");
+    let (jwks, lines) = signed_lines(&dir, 6);
+    let mut batch: Vec<String> = lines[..5].to_vec();
+    // Line 6: a fresh signature whose body was changed in transit.
+    let mut tampered: Value = serde_json::from_str(&lines[5]).unwrap();
+    tampered["body"] = r#"{"task_id":"t1","status":"failed"}"#.into();
+    batch.push(tampered.to_string());
+    // Line 7: line 1 again, a replay.
+    batch.push(lines[0].clone());
+    let file = dir.join("requests.jsonl");
+    std::fs::write(&file, batch.join("\n") + "\n").unwrap();
+
+    // The signatures are fresh: verify as of now.
+    let args = [
+        "verify-batch",
+        "--profile",
+        "webhook",
+        "--jwks",
+        s(&jwks),
+        "--requests",
+        s(&file),
+    ];
+    let out = adcp_sig(&args);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let text_lines: Vec<&str> = text.lines().collect();
+    assert_eq!(text_lines.len(), 3, "{text}");
+    assert!(
+        text_lines[0].starts_with("line 6: rejected: webhook_signature_digest_mismatch at step 11"),
+        "{text}"
+    );
+    assert!(
+        text_lines[1].starts_with("line 7: rejected: webhook_signature_replayed at step 12"),
+        "{text}"
+    );
+    assert!(text_lines[2].starts_with("5 verified, 2 rejected in "), "{text}");
+    assert!(text_lines[2].ends_with(" requests/s)"), "{text}");
+    assert_eq!(stderr(&out), "", "no progress output when not on a terminal");
+
+    let out = adcp_sig(&[&args[..], &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let values: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(values.len(), 8, "7 results and a summary");
+    for (i, v) in values[..5].iter().enumerate() {
+        assert_eq!(v["line"], i + 1);
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["keyid"], "batch-key");
+    }
+    assert_eq!(values[5]["error_code"], "webhook_signature_digest_mismatch");
+    assert_eq!(values[5]["step"], "11");
+    assert_eq!(values[6]["error_code"], "webhook_signature_replayed");
+    assert_eq!(values[6]["line"], 7);
+    let summary = &values[7];
+    assert_eq!(summary["summary"], true);
+    assert_eq!(
+        (summary["verified"].as_u64(), summary["rejected"].as_u64()),
+        (Some(5), Some(2))
+    );
+    assert_eq!(summary["total"], 7);
+    assert!(summary["requests_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn an_all_good_batch_exits_0_and_a_late_clock_rejects_everything() {
+    let dir = scratch("good");
+    let (jwks, lines) = signed_lines(&dir, 3);
+    let file = dir.join("requests.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = adcp_sig(&[
+        "verify-batch",
+        "--profile",
+        "webhook",
+        "--jwks",
+        s(&jwks),
+        "--requests",
+        s(&file),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("3 verified, 0 rejected in "),
+        "{}",
+        stdout(&out)
+    );
+
+    // An hour later every signature is outside its window.
+    let late = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3600)
+        .to_string();
+    let out = adcp_sig(&[
+        "verify-batch",
+        "--profile",
+        "webhook",
+        "--jwks",
+        s(&jwks),
+        "--requests",
+        s(&file),
+        "--now",
+        &late,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let values: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(values[..3]
+        .iter()
+        .all(|v| v["error_code"] == "webhook_signature_window_invalid"));
+    assert_eq!(values[3]["rejected"], 3);
+
+    // An unreadable line is a rejection, not a crash; a missing file is a usage error.
+    std::fs::write(&file, format!("{}\nnot json\n", lines[0])).unwrap();
+    let out = adcp_sig(&[
+        "verify-batch",
+        "--profile",
+        "webhook",
+        "--jwks",
+        s(&jwks),
+        "--requests",
+        s(&file),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("line 2: rejected: unreadable_request"),
+        "{}",
+        stdout(&out)
+    );
+    let missing = dir.join("missing.jsonl");
+    let out = adcp_sig(&[
+        "verify-batch",
+        "--profile",
+        "webhook",
+        "--jwks",
+        s(&jwks),
+        "--requests",
+        s(&missing),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
