@@ -274,5 +274,14 @@ fn main() {
             sqlite / bare
         );
     }
+    let ns = |name: &str| adcp_test_support::criterion_mean_ns(start, &format!("{IN_PROCESS}/{name}"));
+    if let (Some(verify), Some(decide)) = (ns("verifier_only"), ns("receiver_decide_complete")) {
+        println!(
+            "in process: verifier alone {:.1} µs, receiver decide + complete {:.1} µs (ratio {:.3})",
+            verify / 1e3,
+            decide / 1e3,
+            decide / verify
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
