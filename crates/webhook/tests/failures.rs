@@ -692,3 +692,57 @@ async fn legacy_bearer_registration_round_trip() {
     assert_eq!(report.attempts.len(), 1);
     assert_eq!(effects.count(), 1);
 }
+
+#[tokio::test]
+async fn a2a_registrations_dedupe_on_the_payload_fingerprint() {
+    use adcp_sign::{Body, UnsignedRequest};
+    use adcp_webhook::extract::PayloadFormat;
+    let (signer, jwks) = seller(Algorithm::EcdsaP256Sha256, "seller-a2a");
+    let receiver = Receiver::builder(keys_for(&jwks), memory_replay(), memory_idempotency())
+        .config(adcp_webhook::receiver::ReceiverConfig {
+            format: PayloadFormat::A2a,
+            ..adcp_webhook::receiver::ReceiverConfig::default()
+        })
+        .build()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    let app = Router::new().route(
+        "/hook",
+        post(move |w: Webhook| {
+            let s = Arc::clone(&s);
+            async move {
+                s.lock()
+                    .unwrap()
+                    .push((w.idempotency_key().to_owned(), w.data().unwrap().cloned()));
+                "ok"
+            }
+        })
+        .layer(ReceiverLayer::new(receiver.clone())),
+    );
+    let task = |state: &str, n: u32| {
+        serde_json::json!({"task": {"id": "task_a2a", "status": {"state": state},
+            "artifacts": [{"artifactId": "r", "parts": [{"text": "done"}, {"data": {"n": n}}]}]}})
+    };
+    let send = |payload: serde_json::Value| {
+        let app = app.clone();
+        let signer = &signer;
+        async move {
+            let body = Body::from_json_bytes(serde_json::to_vec(&payload).unwrap()).unwrap();
+            let signed = signer
+                .sign(&UnsignedRequest::post("https://buyer.example/hook", &body))
+                .await
+                .unwrap();
+            app.oneshot(to_axum(&signed)).await.unwrap().status()
+        }
+    };
+    assert_eq!(send(task("TASK_STATE_COMPLETED", 1)).await, 200);
+    assert_eq!(send(task("TASK_STATE_COMPLETED", 1)).await, 200);
+    assert_eq!(send(task("TASK_STATE_COMPLETED", 2)).await, 200);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "the identical re-delivery was not dispatched");
+    assert!(seen.iter().all(|(k, _)| k.starts_with("a2a:") && k.len() == 68));
+    assert_eq!(seen[0].1, Some(serde_json::json!({"n": 1})));
+    assert_eq!(seen[1].1, Some(serde_json::json!({"n": 2})));
+    assert_eq!(receiver.metrics().get(outcome::DUPLICATE), 1);
+}
