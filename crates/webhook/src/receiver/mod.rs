@@ -655,7 +655,8 @@ fn is_json(headers: &http::HeaderMap) -> bool {
 
 fn verify_reply(e: &VerifyError) -> Reply {
     let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
-    tracing::info!(target: TRACING_TARGET, code = e.code_str(), step = %e.step(), detail = e.detail(), "webhook verification failed");
+    // Surfaced to operators, never to the sender (the code is the interface).
+    tracing::warn!(target: TRACING_TARGET, code = e.code_str(), step = %e.step(), detail = e.detail(), "webhook verification failed");
     Reply {
         status,
         www_authenticate: e.www_authenticate(),
