@@ -160,6 +160,15 @@ fn tampered_and_replayed_lines_are_counted_and_reported() {
     assert_eq!(values[5]["step"], "11");
     assert_eq!(values[6]["error_code"], "webhook_signature_replayed");
     assert_eq!(values[6]["line"], 7);
+    // Through Verifier::verify_batch, in chunks that split the file
+    // differently: the same per-line results.
+    for batch in ["4", "100"] {
+        let out = adcp_sig(&[&args[..], &["--json", "--batch", batch]].concat());
+        assert_eq!(out.status.code(), Some(1));
+        let batched: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(batched[..7], values[..7], "--batch {batch}");
+        assert_eq!(batched[7]["verified"], 5);
+    }
     let summary = &values[7];
     assert_eq!(summary["summary"], true);
     assert_eq!(

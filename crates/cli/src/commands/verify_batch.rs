@@ -12,7 +12,7 @@
 //! or I/O errors.
 
 use crate::cli::ProfileArg;
-use crate::commands::explain::verifier_profile;
+use crate::commands::explain::{message, verifier_profile};
 use crate::exit::Exit;
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
@@ -42,6 +42,14 @@ pub struct VerifyBatchArgs {
     /// Verify as of this Unix time instead of now.
     #[arg(long, value_name = "UNIX")]
     pub now: Option<i64>,
+    /// Verify N requests at a time with `Verifier::verify_batch` (Ed25519
+    /// signatures checked as one batch). 1, the default, calls
+    /// `Verifier::verify` once per line. Outcomes are the same either way
+    /// (replays inside a batch are still replays), except that a batch
+    /// reads the clock once and reports a per-keyid cap filled within the
+    /// batch at step 13 instead of 9a (same code).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub batch: usize,
     /// One JSON object per request, then a summary object, instead of text.
     #[arg(long)]
     pub json: bool,
@@ -110,57 +118,68 @@ async fn batch(args: &VerifyBatchArgs) -> Result<u64, String> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut verified, mut rejected) = (0u64, 0u64);
+    let chunk = args.batch.max(1);
     let started = Instant::now();
-    for (index, line) in lines.iter().enumerate() {
-        let number = index + 1;
-        let request = serde_json::from_str::<Value>(line)
-            .map_err(|e| e.to_string())
-            .and_then(|doc| VectorRequest::from_json(doc.get("request").unwrap_or(&doc)));
-        let result = match &request {
-            Err(e) => Err(json!({"line": number, "ok": false, "error_code": "unreadable_request", "detail": e})),
-            Ok(req) => {
-                let mut msg = Message::request(req.method.as_str(), req.url.as_str());
-                for (name, value) in &req.headers {
-                    msg.push_header(name.as_str(), value.as_str());
-                }
-                if let Some(body) = &req.body {
-                    msg = msg.with_body(body.as_bytes());
-                }
-                match verifier.verify(&msg).await {
-                    Ok(signer) => Ok(json!({"line": number, "ok": true, "keyid": signer.keyid})),
-                    Err(e) => Err(json!({
+    for (chunk_index, chunk_lines) in lines.chunks(chunk).enumerate() {
+        let requests: Vec<Result<VectorRequest, String>> = chunk_lines
+            .iter()
+            .map(|line| {
+                serde_json::from_str::<Value>(line)
+                    .map_err(|e| e.to_string())
+                    .and_then(|doc| VectorRequest::from_json(doc.get("request").unwrap_or(&doc)))
+            })
+            .collect();
+        let msgs: Vec<Message<'_>> = requests.iter().filter_map(|r| r.as_ref().ok()).map(message).collect();
+        let mut outcomes = if chunk == 1 {
+            let mut v = Vec::with_capacity(msgs.len());
+            for msg in &msgs {
+                v.push(verifier.verify(msg).await);
+            }
+            v
+        } else {
+            verifier.verify_batch(&msgs).await
+        }
+        .into_iter();
+        for (offset, request) in requests.iter().enumerate() {
+            let number = chunk_index * chunk + offset + 1;
+            let result = match request {
+                Err(e) => Err(json!({"line": number, "ok": false, "error_code": "unreadable_request", "detail": e})),
+                Ok(_) => match outcomes.next() {
+                    Some(Ok(signer)) => Ok(json!({"line": number, "ok": true, "keyid": signer.keyid})),
+                    Some(Err(e)) => Err(json!({
                         "line": number, "ok": false, "error_code": e.code_str(),
                         "step": e.step().to_string(), "detail": e.detail()
                     })),
+                    None => return Err("the verifier returned fewer results than requests".into()),
+                },
+            };
+            let written = match &result {
+                Ok(v) => {
+                    verified += 1;
+                    if args.json {
+                        writeln!(out, "{v}")
+                    } else {
+                        Ok(())
+                    }
                 }
-            }
-        };
-        let written = match &result {
-            Ok(v) => {
-                verified += 1;
-                if args.json {
-                    writeln!(out, "{v}")
-                } else {
-                    Ok(())
+                Err(v) => {
+                    rejected += 1;
+                    if args.json {
+                        writeln!(out, "{v}")
+                    } else {
+                        let step = v["step"].as_str().map(|s| format!(" at step {s}")).unwrap_or_default();
+                        writeln!(
+                            out,
+                            "line {number}: rejected: {}{step}: {}",
+                            v["error_code"].as_str().unwrap_or(""),
+                            v["detail"].as_str().unwrap_or("")
+                        )
+                    }
                 }
-            }
-            Err(v) => {
-                rejected += 1;
-                if args.json {
-                    writeln!(out, "{v}")
-                } else {
-                    let step = v["step"].as_str().map(|s| format!(" at step {s}")).unwrap_or_default();
-                    writeln!(
-                        out,
-                        "line {number}: rejected: {}{step}: {}",
-                        v["error_code"].as_str().unwrap_or(""),
-                        v["detail"].as_str().unwrap_or("")
-                    )
-                }
-            }
-        };
-        written.map_err(|e| format!("stdout: {e}"))?;
-        bar.inc(1);
+            };
+            written.map_err(|e| format!("stdout: {e}"))?;
+        }
+        bar.inc(chunk_lines.len() as u64);
     }
     let seconds = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
