@@ -65,6 +65,9 @@ pub struct ExplainArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Test-only network overrides for `--agent` (hidden flags).
+    #[command(flatten)]
+    pub test_network: crate::commands::resolve::TestNetworkArgs,
 }
 
 /// The signature label explained (the one the verifier checks).
@@ -181,10 +184,14 @@ async fn explain(args: &ExplainArgs) -> Result<Report, String> {
             } else {
                 adcp_jwks::SigningSurface::Request
             };
-            let resolver = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
+            let pinned = args.now;
+            let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
                 .surface(surface)
-                .build()
-                .map_err(|e| format!("--agent {agent}: {e}"))?;
+                .fetch_config(args.test_network.fetch_config()?);
+            if let Some(now) = pinned {
+                builder = builder.clock(Arc::new(move || now));
+            }
+            let resolver = builder.build().map_err(|e| format!("--agent {agent}: {e}"))?;
             (Arc::new(resolver), None)
         }
         (None, None) => return Err("explain needs --jwks FILE or --agent URL".into()),

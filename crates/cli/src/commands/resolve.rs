@@ -65,6 +65,15 @@ pub struct ResolveArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Test-only network overrides (hidden flags).
+    #[command(flatten)]
+    pub test_network: TestNetworkArgs,
+}
+
+/// The hidden `--dangerously-*-for-tests` flags that point a networked
+/// command (`resolve`, `explain --agent`) at a local HTTPS test server.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TestNetworkArgs {
     /// **Tests only**: trust this DER-encoded CA certificate instead of the
     /// Mozilla roots.
     #[arg(long, value_name = "FILE", hide = true)]
@@ -79,7 +88,7 @@ pub struct ResolveArgs {
 
 /// Runs the command.
 pub fn run(args: &ResolveArgs) -> Exit {
-    let config = match fetch_config(args) {
+    let config = match args.test_network.fetch_config() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("adcp-sig: {e}");
@@ -96,29 +105,33 @@ pub fn run(args: &ResolveArgs) -> Exit {
     runtime.block_on(resolve(args, config))
 }
 
-fn fetch_config(args: &ResolveArgs) -> Result<FetchConfig, String> {
-    let mut config = FetchConfig::default();
-    if let Some(path) = &args.dangerously_trust_ca_for_tests {
-        let der = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        config.roots = TrustRoots::Custom(vec![der]);
-    }
-    if !args.dangerously_resolve_for_tests.is_empty() {
-        let mut dns = StaticDnsResolver::new();
-        for entry in &args.dangerously_resolve_for_tests {
-            let (host, ip) = entry
-                .split_once('=')
-                .ok_or_else(|| format!("--dangerously-resolve-for-tests {entry:?}: expected HOST=IP"))?;
-            let ip: IpAddr = ip
-                .parse()
-                .map_err(|_| format!("--dangerously-resolve-for-tests {entry:?}: not an IP address"))?;
-            dns = dns.with(host, [ip]);
+impl TestNetworkArgs {
+    /// The fetch configuration: the defaults (Mozilla roots, system DNS,
+    /// full SSRF policy) unless a test flag overrides one of them.
+    pub fn fetch_config(&self) -> Result<FetchConfig, String> {
+        let mut config = FetchConfig::default();
+        if let Some(path) = &self.dangerously_trust_ca_for_tests {
+            let der = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            config.roots = TrustRoots::Custom(vec![der]);
         }
-        config.resolver = Arc::new(dns);
+        if !self.dangerously_resolve_for_tests.is_empty() {
+            let mut dns = StaticDnsResolver::new();
+            for entry in &self.dangerously_resolve_for_tests {
+                let (host, ip) = entry
+                    .split_once('=')
+                    .ok_or_else(|| format!("--dangerously-resolve-for-tests {entry:?}: expected HOST=IP"))?;
+                let ip: IpAddr = ip
+                    .parse()
+                    .map_err(|_| format!("--dangerously-resolve-for-tests {entry:?}: not an IP address"))?;
+                dns = dns.with(host, [ip]);
+            }
+            config.resolver = Arc::new(dns);
+        }
+        if self.dangerously_allow_loopback_for_tests {
+            config.policy = SsrfPolicy::new().dangerously_allow_loopback_for_tests();
+        }
+        Ok(config)
     }
-    if args.dangerously_allow_loopback_for_tests {
-        config.policy = SsrfPolicy::new().dangerously_allow_loopback_for_tests();
-    }
-    Ok(config)
 }
 
 fn now() -> i64 {
