@@ -217,18 +217,17 @@ impl<'a> Cursor<'a> {
     fn string(&mut self) -> Option<Item<'a>> {
         self.pos += 1; // the opening quote
         let start = self.pos;
-        // Common case: no escapes, one copy.
-        while let Some(b) = self.peek() {
-            match b {
-                b'"' => {
-                    let s = self.text.get(start..self.pos)?;
-                    self.pos += 1;
-                    return Some(Item::String(Cow::Borrowed(s)));
-                }
-                b'\\' => break,
-                0x20..=0x7e => self.pos += 1,
-                _ => return None,
-            }
+        // Common case: no escapes, one copy; one table lookup per byte.
+        let run = self
+            .input
+            .get(start..)?
+            .iter()
+            .position(|&b| STRING_STOP[usize::from(b)])?;
+        self.pos = start + run;
+        if self.peek() == Some(b'"') {
+            let s = self.text.get(start..self.pos)?;
+            self.pos += 1;
+            return Some(Item::String(Cow::Borrowed(s)));
         }
         let mut out = String::from(self.text.get(start..self.pos)?);
         loop {
@@ -255,6 +254,18 @@ impl<'a> Cursor<'a> {
         }
     }
 }
+
+/// Bytes that end an unescaped run inside a String: `"`, `\\` and
+/// everything outside `%x20-7E`.
+const STRING_STOP: [bool; 256] = {
+    let mut table = [true; 256];
+    let mut b = 0x20;
+    while b < 0x7f {
+        table[b] = b == b'"' as usize || b == b'\\' as usize;
+        b += 1;
+    }
+    table
+};
 
 /// RFC 9110 `tchar`.
 fn is_tchar(b: u8) -> bool {
