@@ -1,0 +1,190 @@
+//! PostgreSQL outages, injected by a test-owned TCP proxy in front of the
+//! server at `DATABASE_URL`: while the proxy is down (connections cut, new
+//! ones refused), every operation fails closed with the retryable error
+//! within `op_timeout`; once it is back, the same store recovers by itself
+//! and every acknowledged write is still there.
+
+#![cfg(feature = "postgres")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use adcp_store::idempotency::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
+use adcp_store::postgres::{PostgresOptions, PostgresStore};
+use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayStore};
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+const NOW: i64 = 1_776_520_800;
+const FP: Fingerprint<'static> = Fingerprint(&[0x66; 32]);
+
+/// Forwards `127.0.0.1:port` to `upstream` while up; `stop` cuts every
+/// connection and closes the port, `start` opens it again.
+struct Proxy {
+    port: u16,
+    upstream: SocketAddr,
+    tasks: Option<JoinSet<()>>,
+}
+
+impl Proxy {
+    async fn new(upstream: SocketAddr) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut proxy = Proxy {
+            port,
+            upstream,
+            tasks: None,
+        };
+        proxy.start().await;
+        proxy
+    }
+
+    async fn start(&mut self) {
+        let listener = TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
+        let upstream = self.upstream;
+        let mut tasks = JoinSet::new();
+        tasks.spawn(async move {
+            let mut connections = JoinSet::new();
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    return;
+                };
+                connections.spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+            // Dropping this task (abort) drops the listener and every
+            // connection task with it.
+        });
+        self.tasks = Some(tasks);
+    }
+
+    async fn stop(&mut self) {
+        if let Some(mut tasks) = self.tasks.take() {
+            tasks.abort_all();
+            while tasks.join_next().await.is_some() {}
+        }
+    }
+}
+
+fn database_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
+}
+
+/// The server address and a URL for the same user and database through `port`.
+fn through(port: u16) -> (SocketAddr, String) {
+    let config = tokio_postgres::Config::from_str(&database_url()).unwrap();
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        _ => "127.0.0.1".to_owned(),
+    };
+    let upstream_port = config.get_ports().first().copied().unwrap_or(5432);
+    let upstream = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), upstream_port))
+        .unwrap()
+        .next()
+        .unwrap();
+    let user = config.get_user().unwrap_or("postgres");
+    let db = config.get_dbname().unwrap_or(user);
+    let password = config
+        .get_password()
+        .map(|p| format!(":{}", String::from_utf8_lossy(p)))
+        .unwrap_or_default();
+    (upstream, format!("postgres://{user}{password}@127.0.0.1:{port}/{db}"))
+}
+
+fn event(key: &str) -> SenderKey<'_> {
+    SenderKey {
+        sender: "https://seller.example/mcp",
+        idempotency_key: key,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_fails_closed_and_the_store_recovers_by_itself() {
+    let (upstream, _) = through(0);
+    let mut proxy = Proxy::new(upstream).await;
+    let (_, url) = through(proxy.port);
+    let schema = format!("adcp_fault_{}", std::process::id());
+    let store = PostgresStore::connect(
+        &url,
+        PostgresOptions {
+            schema: schema.clone(),
+            pool_size: 2,
+            op_timeout: Duration::from_secs(1),
+            ..PostgresOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let done = event("whk_done");
+    let ClaimOutcome::Claimed(claim) = store.claim(done, FP, NOW).await.unwrap() else {
+        panic!("fresh claim expected")
+    };
+    store.complete(done, claim.token, NOW).await.unwrap();
+    let nonce = ReplayKey {
+        keyid: "seller",
+        nonce: b"nonce",
+        scope: None,
+    };
+    assert_eq!(
+        store.insert(nonce, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+
+    proxy.stop().await;
+    let started = Instant::now();
+    for _ in 0..2 {
+        // Every pooled connection is cut; none is reported as new or duplicate.
+        let err = store.claim(event("whk_new"), FP, NOW + 1).await.unwrap_err();
+        assert!(matches!(err, IdempotencyError::Unavailable(_)), "{err}");
+        assert!(err.is_retryable());
+        assert!(store.claim(done, FP, NOW + 1).await.unwrap_err().is_retryable());
+        assert!(store.insert(nonce, NOW + 360, NOW + 1).await.is_err());
+        assert!(store.contains(nonce, NOW + 1).await.is_err());
+        assert!(store.lookup(done, NOW + 1).await.is_err());
+        let batch = [ClaimRequest {
+            key: event("whk_batch"),
+            fingerprint: FP,
+        }; 2];
+        for outcome in store.claim_many(&batch, NOW + 1).await {
+            assert!(outcome.unwrap_err().is_retryable());
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+
+    proxy.start().await;
+    // The same store, no reconnect call.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let outcome = loop {
+        match store.claim(done, FP, NOW + 2).await {
+            Ok(outcome) => break outcome,
+            Err(e) => {
+                assert!(e.is_retryable(), "{e}");
+                assert!(Instant::now() < deadline, "the store did not recover: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    assert_eq!(outcome, ClaimOutcome::Completed);
+    assert_eq!(
+        store.insert(nonce, NOW + 360, NOW + 2).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    // Both pooled connections work again.
+    for i in 0..4 {
+        let k = format!("whk_after_{i}");
+        assert!(matches!(
+            store.claim(event(&k), FP, NOW + 2).await.unwrap(),
+            ClaimOutcome::Claimed(_)
+        ));
+    }
+    store.drop_schema().await.unwrap();
+    proxy.stop().await;
+}
