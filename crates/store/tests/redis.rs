@@ -395,9 +395,11 @@ async fn a_stopped_server_fails_closed_under_load_and_the_store_recovers_by_itse
     // A receiver's traffic: fresh nonces and fresh idempotency keys, one
     // after the other, through the whole outage. Every answer must be the
     // right one (Inserted / Claimed for fresh keys) or a retryable error.
+    let (oks, fails) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let load = {
         let store = Arc::clone(&store);
         let stop = Arc::clone(&stop);
+        let (oks, fails) = (Arc::clone(&oks), Arc::clone(&fails));
         tokio::spawn(async move {
             let mut log = Vec::new(); // (ok, acknowledged key)
             let mut i = 0u64;
@@ -417,24 +419,44 @@ async fn a_stopped_server_fails_closed_under_load_and_the_store_recovers_by_itse
                     .await;
                 let k = format!("whk_load_{i}");
                 let claim = store.claim(event(&k), FP, NOW).await;
-                match (&replay, &claim) {
-                    (Ok(InsertOutcome::Inserted), Ok(ClaimOutcome::Claimed(_))) => log.push((true, Some(k))),
+                let ok = match (&replay, &claim) {
+                    (Ok(InsertOutcome::Inserted), Ok(ClaimOutcome::Claimed(_))) => {
+                        log.push((true, Some(k)));
+                        true
+                    }
                     (Ok(InsertOutcome::Inserted), Err(e)) | (Err(_), Err(e)) => {
                         assert!(e.is_retryable(), "{e}");
                         log.push((false, None));
+                        false
                     }
-                    (Err(_), Ok(ClaimOutcome::Claimed(_))) => log.push((false, Some(k))),
+                    (Err(_), Ok(ClaimOutcome::Claimed(_))) => {
+                        log.push((false, Some(k)));
+                        false
+                    }
                     other => panic!("a fresh key was not answered as fresh: {other:?}"),
+                };
+                if ok {
+                    oks.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    fails.fetch_add(1, Ordering::SeqCst);
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             log
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Waits (up to 10 s) until `counter` exceeds `above`.
+    async fn past(counter: &AtomicUsize, above: usize, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while counter.load(Ordering::SeqCst) <= above {
+            assert!(Instant::now() < deadline, "{what}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    past(&oks, 2, "the load did not run before the outage").await;
     server.kill();
+    past(&fails, 0, "the load did not see the outage").await;
     // While the server is down, batched claims fail closed as well.
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let batch = [adcp_store::idempotency::ClaimRequest {
         key: event("whk_batch"),
         fingerprint: FP,
@@ -454,7 +476,7 @@ async fn a_stopped_server_fails_closed_under_load_and_the_store_recovers_by_itse
         assert!(Instant::now() < deadline, "the store did not recover");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    past(&oks, oks.load(Ordering::SeqCst), "the load did not recover").await;
     stop.store(true, Ordering::Relaxed);
     let log = load.await.unwrap();
     let first_failure = log.iter().position(|(ok, _)| !ok).expect("the outage was seen");
