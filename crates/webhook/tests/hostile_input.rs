@@ -23,6 +23,8 @@ fn json_value() -> impl Strategy<Value = Value> {
         any::<i32>().prop_map(|n| Value::from(i64::from(n))),
         (-1e30_f64..1e30).prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
         "\\PC{0,12}".prop_map(Value::String),
+        // Any characters, controls, quotes and backslashes included.
+        prop::collection::vec(any::<char>(), 0..8).prop_map(|c| Value::String(c.into_iter().collect())),
         prop_oneof![
             Just("completed"),
             Just("working"),
