@@ -379,3 +379,42 @@ fn usage_errors_exit_2() {
     let out = adcp_sig(&["explain", "--request", "r.json"]);
     assert_eq!(out.status.code(), Some(2), "--jwks or --agent is required");
 }
+
+#[test]
+fn request_profiles_follow_the_verifier() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap() else {
+        return;
+    };
+    let dir = scratch();
+    let keys = adcp_vectors::load_json(&suite, "request-signing/keys.json").unwrap();
+    let jwks = dir.join("jwks.json");
+    std::fs::write(&jwks, json!({ "keys": keys["keys"] }).to_string()).unwrap();
+    // A legacy (3.1, base64url) request vector: verified under
+    // request-legacy, malformed at step 1 under the 3.2 profile.
+    let vector = suite.join("request-signing/positive/001-basic-post.json");
+    let now = adcp_vectors::load_json(&suite, "request-signing/positive/001-basic-post.json").unwrap()["reference_now"]
+        .to_string();
+    let run = |profile: &str| {
+        let out = adcp_sig(&[
+            "explain",
+            "--request",
+            s(&vector),
+            "--jwks",
+            s(&jwks),
+            "--now",
+            &now,
+            "--profile",
+            profile,
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        (out.status.code(), v)
+    };
+    let (code, v) = run("request-legacy");
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["profile"], "request-legacy");
+    let (code, v) = run("request");
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["error_code"], "request_signature_header_malformed");
+    assert_eq!(v["step"], "1");
+}

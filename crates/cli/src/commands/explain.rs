@@ -15,7 +15,7 @@
 //!
 //! Exit codes: 0 verified, 1 rejected (explained), 2 usage or I/O errors.
 
-use crate::cli::ProfileArg;
+use crate::cli::{CoverageArg, VerifyProfileArg};
 use crate::exit::Exit;
 use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};
 use adcp_sigbase::encoding::BinaryEncoding;
@@ -56,7 +56,10 @@ pub struct ExplainArgs {
     pub now: Option<i64>,
     /// Profile the request is verified under.
     #[arg(long, value_enum, default_value = "webhook")]
-    pub profile: ProfileArg,
+    pub profile: VerifyProfileArg,
+    /// Legacy endpoint `covers_content_digest` policy (`--profile request-legacy`).
+    #[arg(long, value_enum, default_value = "either")]
+    pub covers_content_digest: CoverageArg,
     /// The signature base the sender computed (a file, as `adcp-sig base`
     /// prints it); the explanation then shows a line diff against the
     /// verifier's base.
@@ -128,14 +131,6 @@ pub(crate) fn message(req: &VectorRequest) -> Message<'_> {
     msg
 }
 
-/// The verifier profile for `arg`.
-pub(crate) fn verifier_profile(arg: ProfileArg) -> Profile {
-    match arg {
-        ProfileArg::Webhook => Profile::webhook_v1(),
-        ProfileArg::Request => Profile::request_v3_2(),
-    }
-}
-
 /// A resolved key and its RFC 7638 thumbprint (known for a JWKS file).
 type KeyFacts = (Arc<ResolvedKey>, Option<String>);
 
@@ -169,7 +164,7 @@ struct Report {
 
 async fn explain(args: &ExplainArgs) -> Result<Report, String> {
     let req = load_request(&args.request)?;
-    let profile = verifier_profile(args.profile);
+    let profile = crate::commands::verify::profile(args.profile, args.covers_content_digest);
     let (resolver, jwks): (Arc<dyn KeyResolver>, Option<Value>) = match (&args.jwks, &args.agent) {
         (Some(path), _) => {
             let jwks = read_json(path)?;
@@ -486,9 +481,13 @@ impl Report {
                 },
             ),
             6 => (
-                "covered: \"@method\" \"@target-uri\" \"@authority\" \"content-type\" \"content-digest\" \
-                 (per the profile)"
-                    .into(),
+                if self.profile.is_webhook() {
+                    "covered: \"@method\" \"@target-uri\" \"@authority\" \"content-type\" \"content-digest\"".into()
+                } else {
+                    "covered: \"@method\" \"@target-uri\" \"@authority\", plus \"content-type\" and \
+                     \"content-digest\" when the request has a body (per the profile's digest policy)"
+                        .into()
+                },
                 match p {
                     Some(p) => format!(
                         "covered: {}",

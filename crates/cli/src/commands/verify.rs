@@ -31,7 +31,8 @@ pub fn run(args: &VerifyArgs) -> Exit {
     }
 }
 
-fn profile(arg: VerifyProfileArg, coverage: CoverageArg) -> Profile {
+/// The verifier profile for `--profile` and `--covers-content-digest`.
+pub(crate) fn profile(arg: VerifyProfileArg, coverage: CoverageArg) -> Profile {
     match arg {
         VerifyProfileArg::Webhook => Profile::webhook_v1(),
         VerifyProfileArg::Request => Profile::request_v3_2(),

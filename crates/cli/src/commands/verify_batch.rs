@@ -11,8 +11,8 @@
 //! Exit codes: 0 every request verified, 1 at least one rejected, 2 usage
 //! or I/O errors.
 
-use crate::cli::ProfileArg;
-use crate::commands::explain::{message, verifier_profile};
+use crate::cli::{CoverageArg, VerifyProfileArg};
+use crate::commands::explain::message;
 use crate::exit::Exit;
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
@@ -32,7 +32,10 @@ use std::time::Instant;
 pub struct VerifyBatchArgs {
     /// Profile every request is verified under.
     #[arg(long, value_enum)]
-    pub profile: ProfileArg,
+    pub profile: VerifyProfileArg,
+    /// Legacy endpoint `covers_content_digest` policy (`--profile request-legacy`).
+    #[arg(long, value_enum, default_value = "either")]
+    pub covers_content_digest: CoverageArg,
     /// JWKS (`{"keys": [...]}`) the signer's keys come from.
     #[arg(long, value_name = "FILE")]
     pub jwks: PathBuf,
@@ -100,7 +103,7 @@ async fn batch(args: &VerifyBatchArgs) -> Result<u64, String> {
         }
     }
 
-    let profile = verifier_profile(args.profile);
+    let profile = crate::commands::verify::profile(args.profile, args.covers_content_digest);
     let store = if profile.is_webhook() {
         MemoryReplayStore::webhook()
     } else {
