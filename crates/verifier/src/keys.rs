@@ -165,7 +165,7 @@ pub trait KeyResolver: Send + Sync {
 /// revoked kids and a stale-list flag.
 #[derive(Debug, Clone, Default)]
 pub struct StaticKeyResolver {
-    keys: HashMap<String, Arc<ResolvedKey>>,
+    keys: HashMap<String, Arc<ResolvedKey>, foldhash::quality::RandomState>,
     revoked: HashSet<String>,
     stale: bool,
 }

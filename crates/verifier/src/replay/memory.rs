@@ -4,8 +4,13 @@ use super::{InsertOutcome, ReplayKey, ReplayStore, StoreError};
 use async_trait::async_trait;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+// Per-map random seeds; entries are admitted only after a signature
+// verified, and foldhash's quality variant is several times cheaper than
+// SipHash on these short keys.
+use foldhash::quality::RandomState;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Entry caps for a replay cache.
 ///
@@ -263,8 +268,48 @@ struct Expiry {
     at: i64,
     slot: u32,
     generation: u32,
-    key: Option<Arc<[u8]>>,
+    key: Option<Fingerprint>,
 }
+
+/// A replay key as stored: 128 bits of two independently seeded hashes of
+/// the encoded `(nonce, scope)` (see [`encode_key`]), so every entry has
+/// the same small fixed size whatever the nonce length (the spec's memory
+/// budget is per entry). Tables are per keyid and only signed nonces of
+/// that keyid enter one, so a crafted collision could only make its own
+/// signer's request look replayed; an accidental one has probability
+/// about n² / 2¹²⁹ for n live entries of one keyid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fingerprint([u64; 2]);
+
+impl Hash for Fingerprint {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Already a keyed hash: the table uses the first word as is.
+        state.write_u64(self.0[0]);
+    }
+}
+
+/// Passes a [`Fingerprint`]'s first word through as the table hash.
+#[derive(Default)]
+struct FirstWord(u64);
+
+impl Hasher for FirstWord {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used (by `Fingerprint`); fold anything else.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Entries = HashMap<Fingerprint, i64, BuildHasherDefault<FirstWord>>;
 
 impl PartialEq for Expiry {
     fn eq(&self, other: &Self) -> bool {
@@ -290,7 +335,7 @@ impl Ord for Expiry {
 struct KeyidState {
     keyid: Box<str>,
     /// Compact key (see [`encode_key`]) → `expires_at`.
-    entries: HashMap<Arc<[u8]>, i64>,
+    entries: Entries,
     synthetic: usize,
     synthetic_expires_at: i64,
 }
@@ -309,7 +354,7 @@ struct Slot {
 
 #[derive(Debug)]
 struct Inner {
-    index: HashMap<Box<str>, u32>,
+    index: HashMap<Box<str>, u32, RandomState>,
     slots: Vec<Slot>,
     free: Vec<u32>,
     expiry: BinaryHeap<Reverse<Expiry>>,
@@ -317,6 +362,8 @@ struct Inner {
     total: usize,
     /// Reused buffer for encoding lookup keys.
     scratch: Vec<u8>,
+    /// The two seeds of [`Fingerprint`]s.
+    seeds: [RandomState; 2],
     /// The latest `now` any call has passed (`i64::MIN` before the first).
     latest: i64,
 }
@@ -324,12 +371,13 @@ struct Inner {
 impl Default for Inner {
     fn default() -> Self {
         Self {
-            index: HashMap::new(),
+            index: HashMap::default(),
             slots: Vec::new(),
             free: Vec::new(),
             expiry: BinaryHeap::new(),
             total: 0,
             scratch: Vec::new(),
+            seeds: [RandomState::default(), RandomState::default()],
             latest: i64::MIN,
         }
     }
@@ -355,12 +403,19 @@ impl Inner {
             .map_or(0, KeyidState::count)
     }
 
+    /// The stored form of `key`.
+    fn fingerprint(&mut self, key: ReplayKey<'_>) -> Fingerprint {
+        encode_key(&mut self.scratch, key);
+        let bytes = self.scratch.as_slice();
+        Fingerprint([self.seeds[0].hash_one(bytes), self.seeds[1].hash_one(bytes)])
+    }
+
     /// `expires_at` of `key`'s entry, live or not yet swept.
     fn lookup(&mut self, key: ReplayKey<'_>) -> Option<i64> {
         let slot = *self.index.get(key.keyid)?;
-        encode_key(&mut self.scratch, key);
+        let fingerprint = self.fingerprint(key);
         let state = self.slots.get(slot as usize)?.state.as_ref()?;
-        state.entries.get(self.scratch.as_slice()).copied()
+        state.entries.get(&fingerprint).copied()
     }
 
     fn insert(
@@ -371,19 +426,18 @@ impl Inner {
         limits: ReplayLimits,
     ) -> Result<InsertOutcome, StoreError> {
         self.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
-        encode_key(&mut self.scratch, key);
+        let fingerprint = self.fingerprint(key);
 
         // Replay check (and removal of an expired entry not yet swept; its
         // heap record goes stale and is skipped when popped).
         if let Some(&slot) = self.index.get(key.keyid) {
-            let scratch = self.scratch.as_slice();
             let mut removed = false;
             if let Some(state) = self.slots.get_mut(slot as usize).and_then(|s| s.state.as_mut()) {
-                if let Some(&held) = state.entries.get(scratch) {
+                if let Some(&held) = state.entries.get(&fingerprint) {
                     if now <= held {
                         return Ok(InsertOutcome::Replayed);
                     }
-                    state.entries.remove(scratch);
+                    state.entries.remove(&fingerprint);
                     removed = true;
                 }
             }
@@ -413,17 +467,16 @@ impl Inner {
 
         let slot = self.slot_for(key.keyid)?;
         let generation = self.slots.get(slot as usize).map_or(0, |s| s.generation);
-        let stored: Arc<[u8]> = Arc::from(self.scratch.as_slice());
         let state = self
             .state_mut(slot)
             .ok_or_else(|| StoreError("in-memory replay store slot missing".to_owned()))?;
-        state.entries.insert(Arc::clone(&stored), expires_at);
+        state.entries.insert(fingerprint, expires_at);
         self.total = self.total.saturating_add(1);
         self.expiry.push(Reverse(Expiry {
             at: expires_at,
             slot,
             generation,
-            key: Some(stored),
+            key: Some(fingerprint),
         }));
         Ok(InsertOutcome::Inserted)
     }
@@ -473,7 +526,7 @@ impl Inner {
         }
         let state = KeyidState {
             keyid: keyid.into(),
-            entries: HashMap::new(),
+            entries: HashMap::default(),
             synthetic: 0,
             synthetic_expires_at: 0,
         };
@@ -544,9 +597,11 @@ impl Inner {
             return 0;
         };
         let removed = match &record.key {
-            Some(key) => match state.entries.get_key_value(key.as_ref()) {
-                Some((held, _)) if Arc::ptr_eq(held, key) => {
-                    state.entries.remove(key.as_ref());
+            // The record describes the entry only while the entry still
+            // carries its expiry (a re-insert after expiry gets its own).
+            Some(key) => match state.entries.get(key) {
+                Some(&at) if at == record.at => {
+                    state.entries.remove(key);
                     if state.entries.capacity() > 64 && state.entries.len() < state.entries.capacity() / 8 {
                         state.entries.shrink_to(state.entries.len().saturating_mul(2));
                     }
