@@ -21,7 +21,9 @@ const BUDGET: usize = 40;
 
 #[test]
 fn a_warm_webhook_verification_stays_within_its_allocation_budget() {
-    let Some(suite) = adcp_vectors::require_dir().unwrap() else { return };
+    let Some(suite) = adcp_vectors::require_dir().unwrap() else {
+        return;
+    };
     let t = Template::load(&suite, "webhook-signing/positive/001-basic-post.json");
     // Two requests with their own nonces: one to warm the verifier, one to count.
     let (warm, counted) = (t.sign([1; 16]), t.sign([2; 16]));
