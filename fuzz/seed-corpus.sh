@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 vectors=${ADCP_VECTORS_DIR:-$here/../../shared/vectors/adcp}
-mkdir -p "$here/corpus/canon" "$here/corpus/urn" "$here/corpus/signature_headers" "$here/corpus/content_digest"
+mkdir -p "$here/corpus/canon" "$here/corpus/urn" "$here/corpus/signature_headers" "$here/corpus/content_digest" "$here/corpus/verifier"
 if [ -f "$vectors/request-signing/canonicalization.json" ]; then
   python3 - "$vectors/request-signing/canonicalization.json" "$here/corpus/canon" <<'PY'
 import hashlib, json, sys
@@ -31,6 +31,14 @@ for path in list(suite.glob("webhook-signing/**/*.json")) + list(suite.glob("req
             if target == "content_digest":
                 data = b"\x00" + data  # the target's first byte selects the decoder
             (out / target / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    # The whole request for the verifier target: URL, header lines, body.
+    req = json.loads(path.read_text())["request"]
+    lines = [req.get("url", "")]
+    for name, value in req.get("headers", {}).items():
+        for v in (value if isinstance(value, list) else [value]):
+            lines.append(f"{name}: {v}")
+    data = ("\n".join(lines) + "\n\n" + (req.get("body") or "")).encode()
+    (out / "verifier" / hashlib.sha1(data).hexdigest()).write_bytes(data)
 PY
 else
   echo "conformance vectors not found at $vectors; seeding from built-in shapes only" >&2
