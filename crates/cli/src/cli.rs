@@ -40,6 +40,10 @@ pub enum Command {
     Explain(crate::commands::explain::ExplainArgs),
     /// Verify one request per line of a JSONL file with one verifier; ends with `N verified, M rejected` and the rate.
     VerifyBatch(crate::commands::verify_batch::VerifyBatchArgs),
+    /// Run the verifying gateway: verify, deduplicate and forward webhooks to an upstream app.
+    Gateway(Box<adcp_sig::gateway::GatewayArgs>),
+    /// Run a gateway against signed, duplicated, replayed, tampered and expired webhooks; print what happened.
+    Demo(adcp_sig::demo::DemoArgs),
 }
 
 /// The signing profile whose error codes are reported.

@@ -1,0 +1,351 @@
+//! Gateway configuration: flags, environment variables (`ADCP_GATEWAY_*`)
+//! and an optional TOML file, in that order of precedence.
+//!
+//! Secrets come only from files or the environment: the HMAC secret from
+//! `--hmac-secret-file` or `ADCP_GATEWAY_HMAC_SECRET`; a store URL with a
+//! password is best given by `ADCP_GATEWAY_STORE`. Neither is ever logged
+//! (a store URL is printed without its credentials).
+
+use clap::Args;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8790";
+/// Default store: an SQLite file in the working directory.
+pub const DEFAULT_STORE: &str = "sqlite:adcp-gateway.sqlite";
+/// The environment variable holding the HMAC secret itself.
+pub const HMAC_SECRET_ENV: &str = "ADCP_GATEWAY_HMAC_SECRET";
+
+/// Arguments of `adcp-sig gateway`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GatewayArgs {
+    /// TOML file with the same settings (keys as the long flags, with `_`:
+    /// `listen`, `upstream`, `jwks`, `jwks_agent`, `agents`, `store`, …).
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8790].
+    #[arg(long, value_name = "ADDR", env = "ADCP_GATEWAY_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Where verified, first-seen events are posted.
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_UPSTREAM")]
+    pub upstream: Option<url::Url>,
+    /// The seller's public JWKS (a file), instead of discovery.
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_JWKS")]
+    pub jwks: Option<PathBuf>,
+    /// The agent URL the `--jwks` keys belong to (the verified sender)
+    /// [default: jwks-file].
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_JWKS_AGENT")]
+    pub jwks_agent: Option<String>,
+    /// A seller's agent URL whose keys are discovered over HTTPS
+    /// (brand.json → agents[] → jwks_uri). Repeatable; comma-separated in
+    /// the environment.
+    #[arg(
+        long = "agent",
+        value_name = "SELLER_URL",
+        env = "ADCP_GATEWAY_AGENTS",
+        value_delimiter = ','
+    )]
+    pub agents: Vec<String>,
+    /// The dedup store: `sqlite:PATH`, `redis://…`, `redis+cluster://…`,
+    /// `postgres://…` [default: sqlite:adcp-gateway.sqlite].
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_STORE")]
+    pub store: Option<String>,
+    /// The Redis key prefix or PostgreSQL schema; every gateway of one
+    /// fleet uses the same [default: adcp].
+    #[arg(long, value_name = "NAME", env = "ADCP_GATEWAY_STORE_NAMESPACE")]
+    pub store_namespace: Option<String>,
+    /// The URL sellers were given, when a proxy or TLS terminator sits in
+    /// front: its scheme and authority are the signed target's.
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_PUBLIC_URL")]
+    pub public_url: Option<url::Url>,
+    /// A legacy HMAC-SHA256 registration: the file holding the shared
+    /// secret (or set ADCP_GATEWAY_HMAC_SECRET).
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_HMAC_SECRET_FILE")]
+    pub hmac_secret_file: Option<PathBuf>,
+    /// The sender identity of the HMAC registration [default: the first
+    /// --agent, else --jwks-agent].
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_HMAC_SENDER")]
+    pub hmac_sender: Option<String>,
+    /// Seconds to wait for the upstream [default: 10].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_UPSTREAM_TIMEOUT")]
+    pub upstream_timeout: Option<u64>,
+    /// Largest webhook body accepted, in bytes [default: 1048576].
+    #[arg(long, value_name = "BYTES", env = "ADCP_GATEWAY_MAX_BODY_BYTES")]
+    pub max_body_bytes: Option<usize>,
+}
+
+/// The TOML file: the same settings as the flags, no secrets.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `listen = "0.0.0.0:8790"`.
+    pub listen: Option<SocketAddr>,
+    /// `upstream = "http://127.0.0.1:8080/events"`.
+    pub upstream: Option<url::Url>,
+    /// `jwks = "seller-jwks.json"` (relative to the file).
+    pub jwks: Option<PathBuf>,
+    /// `jwks_agent = "https://seller.example/mcp"`.
+    pub jwks_agent: Option<String>,
+    /// `agents = ["https://seller.example/mcp"]`.
+    #[serde(default)]
+    pub agents: Vec<String>,
+    /// `store = "redis://cache:6379"`.
+    pub store: Option<String>,
+    /// `store_namespace = "adcp"`.
+    pub store_namespace: Option<String>,
+    /// `public_url = "https://buyer.example"`.
+    pub public_url: Option<url::Url>,
+    /// `hmac_secret_file = "/run/secrets/adcp-hmac"` (relative to the file).
+    pub hmac_secret_file: Option<PathBuf>,
+    /// `hmac_sender = "https://seller.example/mcp"`.
+    pub hmac_sender: Option<String>,
+    /// `upstream_timeout = 10` (seconds).
+    pub upstream_timeout: Option<u64>,
+    /// `max_body_bytes = 1048576`.
+    pub max_body_bytes: Option<usize>,
+}
+
+/// Where the seller keys come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// A JWKS file and the agent URL its keys belong to.
+    Jwks {
+        /// The file.
+        path: PathBuf,
+        /// The agent URL.
+        agent: String,
+    },
+    /// Discovery over HTTPS for each agent URL.
+    Agents(Vec<String>),
+    /// No RFC 9421 keys (a legacy HMAC registration only).
+    None,
+}
+
+/// The settings, merged and checked.
+#[derive(Clone, PartialEq, Eq)]
+pub struct GatewayConfig {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Upstream URL.
+    pub upstream: url::Url,
+    /// Seller keys.
+    pub keys: KeySource,
+    /// Store URL (may hold credentials: print with [`redact`]).
+    pub store: String,
+    /// Redis key prefix / PostgreSQL schema.
+    pub store_namespace: String,
+    /// Public URL of the endpoint.
+    pub public_url: Option<url::Url>,
+    /// The HMAC secret, when the registration is legacy HMAC.
+    pub hmac_secret: Option<Vec<u8>>,
+    /// The sender identity of the HMAC registration.
+    pub hmac_sender: Option<String>,
+    /// Upstream timeout.
+    pub upstream_timeout: Duration,
+    /// Body limit.
+    pub max_body_bytes: usize,
+}
+
+impl std::fmt::Debug for GatewayConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayConfig")
+            .field("listen", &self.listen)
+            .field("upstream", &self.upstream.as_str())
+            .field("keys", &self.keys)
+            .field("store", &redact(&self.store))
+            .field("store_namespace", &self.store_namespace)
+            .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
+            .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<redacted>"))
+            .field("hmac_sender", &self.hmac_sender)
+            .field("upstream_timeout", &self.upstream_timeout)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}
+
+impl GatewayConfig {
+    /// Merges flags and environment (`args`, as clap parsed them) over the
+    /// TOML file named by `--config`, over the defaults. `env_secret` is
+    /// the value of `ADCP_GATEWAY_HMAC_SECRET`, if set.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the setting that is missing or invalid.
+    pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<Self, String> {
+        let (file, base) = match &args.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| format!("--config {}: {e}", path.display()))?;
+                let file: FileConfig =
+                    toml::from_str(&text).map_err(|e| format!("--config {}: {e}", path.display()))?;
+                (file, path.parent().map(Path::to_path_buf))
+            }
+            None => (FileConfig::default(), None),
+        };
+        let relative = |p: PathBuf| match &base {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p,
+        };
+        let listen = match args.listen.or(file.listen) {
+            Some(addr) => addr,
+            None => DEFAULT_LISTEN.parse().map_err(|e| format!("listen: {e}"))?,
+        };
+        let upstream = args
+            .upstream
+            .clone()
+            .or(file.upstream)
+            .ok_or("--upstream URL is required (or ADCP_GATEWAY_UPSTREAM, or `upstream` in --config)")?;
+        let jwks = args.jwks.clone().or_else(|| file.jwks.map(&relative));
+        let jwks_agent = args
+            .jwks_agent
+            .clone()
+            .or(file.jwks_agent)
+            .unwrap_or_else(|| "jwks-file".to_owned());
+        let agents = if args.agents.is_empty() {
+            file.agents
+        } else {
+            args.agents.clone()
+        };
+        let keys = match (jwks, agents.is_empty()) {
+            (Some(_), false) => return Err("give --jwks FILE or --agent URL, not both".into()),
+            (Some(path), true) => KeySource::Jwks {
+                path,
+                agent: jwks_agent,
+            },
+            (None, false) => KeySource::Agents(agents),
+            (None, true) => KeySource::None,
+        };
+        let hmac_file = args
+            .hmac_secret_file
+            .clone()
+            .or_else(|| file.hmac_secret_file.map(&relative));
+        let hmac_secret = match (hmac_file, env_secret) {
+            (Some(path), _) => {
+                let bytes = std::fs::read(&path).map_err(|e| format!("--hmac-secret-file {}: {e}", path.display()))?;
+                Some(trim_newline(bytes))
+            }
+            (None, secret) => secret,
+        };
+        if hmac_secret.as_ref().is_some_and(Vec::is_empty) {
+            return Err("the HMAC secret is empty".into());
+        }
+        if keys == KeySource::None && hmac_secret.is_none() {
+            return Err("give --jwks FILE or --agent SELLER_URL (or an HMAC secret for a legacy registration)".into());
+        }
+        let hmac_sender = args.hmac_sender.clone().or(file.hmac_sender).or_else(|| match &keys {
+            KeySource::Agents(agents) => agents.first().cloned(),
+            KeySource::Jwks { agent, .. } => Some(agent.clone()),
+            KeySource::None => None,
+        });
+        if hmac_secret.is_some() && hmac_sender.is_none() {
+            return Err("an HMAC registration needs --hmac-sender URL (the seller's agent URL)".into());
+        }
+        let store = args
+            .store
+            .clone()
+            .or(file.store)
+            .unwrap_or_else(|| DEFAULT_STORE.to_owned());
+        Ok(Self {
+            listen,
+            upstream,
+            keys,
+            store,
+            store_namespace: args
+                .store_namespace
+                .clone()
+                .or(file.store_namespace)
+                .unwrap_or_else(|| "adcp".to_owned()),
+            public_url: args.public_url.clone().or(file.public_url),
+            hmac_secret,
+            hmac_sender,
+            upstream_timeout: Duration::from_secs(args.upstream_timeout.or(file.upstream_timeout).unwrap_or(10)),
+            max_body_bytes: args
+                .max_body_bytes
+                .or(file.max_body_bytes)
+                .unwrap_or(adcp_webhook::receiver::DEFAULT_MAX_BODY_BYTES),
+        })
+    }
+}
+
+/// A secret file's content without one trailing newline (`echo` adds it).
+fn trim_newline(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+    }
+    bytes
+}
+
+/// A store URL safe to print: user information replaced by `***`.
+#[must_use]
+pub fn redact(store: &str) -> String {
+    let Some((scheme, rest)) = store.split_once("://") else {
+        return store.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}://***@{}{path}", &authority[at + 1..]),
+        None => store.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_credentials_only() {
+        assert_eq!(
+            redact("postgres://adcp:hunter2@db:5432/adcp"),
+            "postgres://***@db:5432/adcp"
+        );
+        assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(redact("sqlite:/var/lib/dedup.sqlite"), "sqlite:/var/lib/dedup.sqlite");
+    }
+
+    #[test]
+    fn flags_win_over_the_file_and_keys_are_required() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\nupstream = \"http://127.0.0.1:1/a\"\njwks = \"k.json\"\nstore = \"sqlite:x.sqlite\"\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            ..GatewayArgs::default()
+        };
+        let config = GatewayConfig::resolve(&args, None);
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = config.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.listen.port(), 9000);
+        assert_eq!(config.upstream.as_str(), "http://127.0.0.1:2/b");
+        assert_eq!(
+            config.keys,
+            KeySource::Jwks {
+                path: dir.join("k.json"),
+                agent: "jwks-file".into()
+            }
+        );
+        let none = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            ..GatewayArgs::default()
+        };
+        assert!(GatewayConfig::resolve(&none, None).is_err());
+        // The secret alone is enough for a legacy registration with a sender.
+        let hmac = GatewayArgs {
+            hmac_sender: Some("https://seller.example/mcp".into()),
+            ..none
+        };
+        let config = GatewayConfig::resolve(&hmac, Some(b"s3cret".to_vec())).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(!format!("{config:?}").contains("s3cret"));
+    }
+}

@@ -1,0 +1,92 @@
+//! Forwarding a verified, claimed event to the upstream application.
+
+use super::metrics::UpstreamFailure;
+use adcp_webhook::receiver::Webhook;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Header carrying the `keyid` that verified the event (absent for legacy
+/// HMAC registrations).
+pub const VERIFIED_KEYID: &str = "x-adcp-verified-keyid";
+/// Header carrying the verified sender (the seller's agent URL).
+pub const VERIFIED_AGENT: &str = "x-adcp-verified-agent";
+/// Header carrying the event's `idempotency_key`.
+pub const IDEMPOTENCY_KEY: &str = "x-adcp-idempotency-key";
+
+/// An HTTP client (public web PKI roots for `https`, no proxy, no
+/// redirects) giving up after `timeout`.
+///
+/// # Errors
+///
+/// A message when the TLS configuration or the client cannot be built.
+pub fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("tls: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+        .map_err(|e| format!("http client: {e}"))
+}
+
+/// The HTTP client that posts events upstream.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    url: url::Url,
+    client: reqwest::Client,
+}
+
+impl Upstream {
+    /// A client for `url` (`http` or `https`; public web PKI roots for
+    /// `https`), giving up on an attempt after `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// A message when the URL is not `http(s)` or the client cannot be built.
+    pub fn new(url: url::Url, timeout: Duration) -> Result<Self, String> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!("upstream must be an http(s) URL, not {:?}", url.scheme()));
+        }
+        let client = http_client(timeout)?;
+        Ok(Self { url, client })
+    }
+
+    /// The upstream URL.
+    #[must_use]
+    pub fn url(&self) -> &url::Url {
+        &self.url
+    }
+
+    /// Posts the event's raw bytes with the verified identity headers.
+    /// `Ok` only when the upstream answered `2xx`.
+    ///
+    /// # Errors
+    ///
+    /// Why the event was not acknowledged.
+    pub async fn forward(&self, webhook: &Webhook) -> Result<(), UpstreamFailure> {
+        let mut request = self
+            .client
+            .post(self.url.clone())
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(VERIFIED_AGENT, webhook.sender())
+            .header(IDEMPOTENCY_KEY, webhook.idempotency_key());
+        if let Some(keyid) = webhook.keyid() {
+            request = request.header(VERIFIED_KEYID, keyid);
+        }
+        match request.body(webhook.raw().clone()).send().await {
+            Ok(response) if response.status().is_success() => Ok(()),
+            Ok(_) => Err(UpstreamFailure::Status),
+            Err(e) if e.is_timeout() => Err(UpstreamFailure::Timeout),
+            Err(_) => Err(UpstreamFailure::Connect),
+        }
+    }
+}

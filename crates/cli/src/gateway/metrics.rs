@@ -1,0 +1,192 @@
+//! Prometheus text exposition of the gateway's counters.
+//!
+//! The receiver's per-outcome counters (`accepted`, `duplicate`, every
+//! verifier code, store and handler outcomes) become
+//! `adcp_gateway_webhooks_total{outcome="…"}`; the gateway adds upstream
+//! failures by reason, forwarded events and a request latency histogram.
+
+use adcp_webhook::receiver::{outcome, Metrics};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Upper bounds (seconds) of the latency histogram buckets.
+pub const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+
+/// Why forwarding an event upstream failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum UpstreamFailure {
+    /// The upstream answered a non-`2xx` status.
+    Status,
+    /// The upstream did not answer within the timeout.
+    Timeout,
+    /// The upstream could not be reached (connection refused, DNS, …).
+    Connect,
+}
+
+impl UpstreamFailure {
+    /// The `reason` label.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Status => "status",
+            Self::Timeout => "timeout",
+            Self::Connect => "connect",
+        }
+    }
+}
+
+/// The gateway's own counters (the receiver keeps the per-outcome ones).
+#[derive(Debug, Default)]
+pub struct GatewayMetrics {
+    forwarded: AtomicU64,
+    upstream_failures: Mutex<BTreeMap<UpstreamFailure, u64>>,
+    buckets: [AtomicU64; LATENCY_BUCKETS.len()],
+    latency_count: AtomicU64,
+    latency_sum_micros: AtomicU64,
+}
+
+impl GatewayMetrics {
+    /// One event forwarded and acknowledged `2xx` by the upstream.
+    pub fn forwarded(&self) {
+        self.forwarded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Events forwarded and acknowledged so far.
+    #[must_use]
+    pub fn forwarded_count(&self) -> u64 {
+        self.forwarded.load(Ordering::Relaxed)
+    }
+
+    /// One failed forward.
+    pub fn upstream_failed(&self, reason: UpstreamFailure) {
+        if let Ok(mut failures) = self.upstream_failures.lock() {
+            *failures.entry(reason).or_insert(0) += 1;
+        }
+    }
+
+    /// Failed forwards, all reasons together.
+    #[must_use]
+    pub fn upstream_failure_count(&self) -> u64 {
+        self.upstream_failures.lock().map(|f| f.values().sum()).unwrap_or(0)
+    }
+
+    /// Records the time one webhook request took, answer included.
+    pub fn observe(&self, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        for (bound, bucket) in LATENCY_BUCKETS.iter().zip(&self.buckets) {
+            if seconds <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.latency_count.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.latency_sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition (format 0.0.4) of these counters and
+    /// the receiver's.
+    #[must_use]
+    pub fn render(&self, receiver: &Metrics) -> String {
+        let mut out = String::new();
+        let mut outcomes: BTreeMap<&str, u64> = receiver.snapshot().into_iter().collect();
+        // Always present, so that dashboards and alerts see a zero.
+        for label in [outcome::ACCEPTED, outcome::DUPLICATE] {
+            outcomes.entry(label).or_insert(0);
+        }
+        out.push_str("# HELP adcp_gateway_webhooks_total Webhook requests by outcome: accepted, duplicate, or the rejection code.\n");
+        out.push_str("# TYPE adcp_gateway_webhooks_total counter\n");
+        for (label, count) in &outcomes {
+            let _ = writeln!(
+                out,
+                "adcp_gateway_webhooks_total{{outcome=\"{}\"}} {count}",
+                escape(label)
+            );
+        }
+        out.push_str("# HELP adcp_gateway_forwarded_total Events forwarded and acknowledged 2xx by the upstream.\n");
+        out.push_str("# TYPE adcp_gateway_forwarded_total counter\n");
+        let _ = writeln!(out, "adcp_gateway_forwarded_total {}", self.forwarded_count());
+        out.push_str(
+            "# HELP adcp_gateway_upstream_failures_total Forwards that failed (claim released, 503 to the sender).\n",
+        );
+        out.push_str("# TYPE adcp_gateway_upstream_failures_total counter\n");
+        let failures = self.upstream_failures.lock().map(|f| f.clone()).unwrap_or_default();
+        for reason in [
+            UpstreamFailure::Status,
+            UpstreamFailure::Timeout,
+            UpstreamFailure::Connect,
+        ] {
+            let count = failures.get(&reason).copied().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "adcp_gateway_upstream_failures_total{{reason=\"{}\"}} {count}",
+                reason.label()
+            );
+        }
+        out.push_str(
+            "# HELP adcp_gateway_request_duration_seconds Time to answer a webhook request, forwarding included.\n",
+        );
+        out.push_str("# TYPE adcp_gateway_request_duration_seconds histogram\n");
+        for (bound, bucket) in LATENCY_BUCKETS.iter().zip(&self.buckets) {
+            let _ = writeln!(
+                out,
+                "adcp_gateway_request_duration_seconds_bucket{{le=\"{bound}\"}} {}",
+                bucket.load(Ordering::Relaxed)
+            );
+        }
+        let count = self.latency_count.load(Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "adcp_gateway_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
+        #[allow(clippy::cast_precision_loss)] // a sum of microseconds, exposed as float seconds
+        let sum = self.latency_sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "adcp_gateway_request_duration_seconds_sum {sum}");
+        let _ = writeln!(out, "adcp_gateway_request_duration_seconds_count {count}");
+        out
+    }
+}
+
+/// Label values are code strings, but escape anyway (`\`, `"`, newline).
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_outcomes_failures_and_histogram() {
+        let metrics = GatewayMetrics::default();
+        let receiver = Metrics::default();
+        receiver.incr("webhook_signature_invalid");
+        receiver.incr(outcome::ACCEPTED);
+        metrics.forwarded();
+        metrics.upstream_failed(UpstreamFailure::Timeout);
+        metrics.observe(Duration::from_millis(3));
+        let text = metrics.render(&receiver);
+        assert!(
+            text.contains("adcp_gateway_webhooks_total{outcome=\"accepted\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("adcp_gateway_webhooks_total{outcome=\"duplicate\"} 0\n"),
+            "{text}"
+        );
+        assert!(text.contains("adcp_gateway_webhooks_total{outcome=\"webhook_signature_invalid\"} 1\n"));
+        assert!(text.contains("adcp_gateway_forwarded_total 1\n"));
+        assert!(text.contains("adcp_gateway_upstream_failures_total{reason=\"timeout\"} 1\n"));
+        assert!(
+            text.contains("adcp_gateway_request_duration_seconds_bucket{le=\"0.0025\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("adcp_gateway_request_duration_seconds_bucket{le=\"0.005\"} 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("adcp_gateway_request_duration_seconds_count 1\n"));
+    }
+}

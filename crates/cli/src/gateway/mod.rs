@@ -1,0 +1,361 @@
+//! The verifying gateway: verify AdCP webhooks, deduplicate them, forward
+//! only verified, first-seen events upstream.
+//!
+//! Every `POST` (any path) goes through the receiver of `adcp-webhook`
+//! ([`Receiver::decide_streaming`]): size and media type, the registration's
+//! mode, the RFC 9421 checklist (or legacy HMAC), then a claim of
+//! `(verified sender, idempotency_key)` in the store. A claimed event is
+//! posted to the upstream with its raw bytes and the headers
+//! `X-Adcp-Verified-Keyid`, `X-Adcp-Verified-Agent` and
+//! `X-Adcp-Idempotency-Key`:
+//!
+//! - upstream `2xx` → the event is marked complete, the sender gets `200`;
+//! - anything else (status, timeout, connection error) → the claim is
+//!   released and the sender gets `503`, so its retry is forwarded again;
+//! - a completed duplicate → `200` without forwarding; a rejection → the
+//!   receiver's answer (`401` with `WWW-Authenticate: Signature error="…"`,
+//!   `503` when the store cannot answer, …).
+//!
+//! `GET /healthz` answers while the process serves; `GET /readyz` only
+//! while the store answers; `GET /metrics` is the Prometheus exposition.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use adcp_sig::gateway::{Gateway, GatewayOptions};
+//! use adcp_store::{StoreOptions, StoreUrl};
+//! use adcp_verify::keys::StaticKeyResolver;
+//! use std::sync::Arc;
+//!
+//! let jwks: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("seller-jwks.json")?)?;
+//! let keys = StaticKeyResolver::new().with_jwks(&jwks, "https://seller.example/mcp");
+//! let store = adcp_store::open(&"sqlite:dedup.sqlite".parse::<StoreUrl>()?, StoreOptions::default()).await?;
+//! let options = GatewayOptions::new("http://127.0.0.1:8080/events".parse()?);
+//! let gateway = Gateway::new(Arc::new(keys), store, options)?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! let handle = gateway.serve(listener)?;
+//! // ... later: stop accepting, drain in-flight requests.
+//! handle.shutdown().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod config;
+pub mod forward;
+pub mod keys;
+pub mod metrics;
+mod run;
+
+pub use config::{GatewayArgs, GatewayConfig};
+pub use forward::Upstream;
+pub use metrics::{GatewayMetrics, UpstreamFailure};
+pub use run::run;
+
+use adcp_store::idempotency::SenderKey;
+use adcp_store::Store;
+use adcp_verify::keys::KeyResolver;
+use adcp_verify::legacy::WebhookAuthMode;
+use adcp_webhook::receiver::{Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a readiness probe waits for the store.
+const READINESS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Gateway settings beyond keys and store.
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    /// Where verified, first-seen events are posted.
+    pub upstream: url::Url,
+    /// Bound on one upstream attempt (connect and answer). Default 10 s.
+    pub upstream_timeout: Duration,
+    /// The URL the seller was given (scheme and authority of the signed
+    /// `@target-uri`), when the gateway sits behind a proxy or TLS
+    /// terminator. The target verified is this URL's scheme and authority
+    /// with the path and query as received. Default: `http` and the `Host`
+    /// the request arrived with.
+    pub public_url: Option<url::Url>,
+    /// Largest body accepted. Default 1 MiB.
+    pub max_body_bytes: usize,
+    /// The registration's authentication mode (default RFC 9421) and, for a
+    /// legacy mode, the sender identity its credential binds to.
+    pub mode: WebhookAuthMode,
+    /// The sender identity of a legacy (HMAC) registration.
+    pub legacy_sender: Option<String>,
+}
+
+impl GatewayOptions {
+    /// Defaults, forwarding to `upstream`.
+    #[must_use]
+    pub fn new(upstream: url::Url) -> Self {
+        Self {
+            upstream,
+            upstream_timeout: Duration::from_secs(10),
+            public_url: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            mode: WebhookAuthMode::Rfc9421,
+            legacy_sender: None,
+        }
+    }
+}
+
+/// A configured gateway, ready to serve on a listener.
+#[derive(Clone)]
+pub struct Gateway {
+    state: Arc<Shared>,
+}
+
+struct Shared {
+    receiver: Receiver,
+    store: Arc<dyn Store>,
+    upstream: Upstream,
+    public: Option<(String, String)>,
+    metrics: GatewayMetrics,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("upstream", &self.state.upstream.url().as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// A gateway verifying with `keys`, deduplicating in `store`.
+    ///
+    /// # Errors
+    ///
+    /// A message when the options cannot work (upstream URL, public URL,
+    /// a legacy mode without a sender identity).
+    pub fn new(keys: Arc<dyn KeyResolver>, store: Arc<dyn Store>, options: GatewayOptions) -> Result<Self, String> {
+        let public = match &options.public_url {
+            Some(url) => {
+                let scheme = url.scheme().to_owned();
+                if !matches!(scheme.as_str(), "http" | "https") {
+                    return Err(format!("--public-url must be http(s), not {scheme:?}"));
+                }
+                let host = url.host_str().ok_or("--public-url has no host")?;
+                let authority = match url.port() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.to_owned(),
+                };
+                Some((scheme, authority))
+            }
+            None => None,
+        };
+        let config = ReceiverConfig {
+            max_body_bytes: options.max_body_bytes,
+            scheme: public.as_ref().map_or_else(|| "http".to_owned(), |(s, _)| s.clone()),
+            ..ReceiverConfig::default()
+        };
+        let receiver = Receiver::builder_with_store(keys, Arc::new(Arc::clone(&store)))
+            .mode(options.mode, options.legacy_sender)
+            .config(config)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let upstream = Upstream::new(options.upstream, options.upstream_timeout)?;
+        Ok(Self {
+            state: Arc::new(Shared {
+                receiver,
+                store,
+                upstream,
+                public,
+                metrics: GatewayMetrics::default(),
+            }),
+        })
+    }
+
+    /// The receiver (its per-outcome counters: [`Receiver::metrics`]).
+    #[must_use]
+    pub fn receiver(&self) -> &Receiver {
+        &self.state.receiver
+    }
+
+    /// The gateway's own counters.
+    #[must_use]
+    pub fn metrics(&self) -> &GatewayMetrics {
+        &self.state.metrics
+    }
+
+    /// Whether the store answers now (what `/readyz` reports).
+    pub async fn ready(&self) -> bool {
+        probe(&self.state.store).await
+    }
+
+    /// The axum router: `/healthz`, `/readyz`, `/metrics`, and every other
+    /// path takes webhooks.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/healthz", get(|| async { "ok\n" }))
+            .route("/readyz", get(readyz))
+            .route("/metrics", get(metrics_text))
+            .fallback(webhook)
+            .with_state(Arc::clone(&self.state))
+    }
+
+    /// Serves on `listener` in a background task until
+    /// [`GatewayHandle::shutdown`].
+    ///
+    /// # Errors
+    ///
+    /// The listener's address could not be read.
+    pub fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<GatewayHandle> {
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let app = self.router();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(GatewayHandle {
+            addr,
+            stop: Some(stop),
+            task,
+            gateway: self.clone(),
+        })
+    }
+}
+
+/// A running gateway.
+#[derive(Debug)]
+pub struct GatewayHandle {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    gateway: Gateway,
+}
+
+impl GatewayHandle {
+    /// The address it listens on.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The gateway it runs.
+    #[must_use]
+    pub fn gateway(&self) -> &Gateway {
+        &self.gateway
+    }
+
+    /// Stops accepting connections and waits until in-flight requests
+    /// have been answered.
+    ///
+    /// # Errors
+    ///
+    /// The server failed, or its task panicked.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.wait().await
+    }
+
+    /// Waits until the server stops (after [`shutdown`](Self::shutdown) or
+    /// an error).
+    ///
+    /// # Errors
+    ///
+    /// The server failed, or its task panicked.
+    pub async fn wait(&mut self) -> std::io::Result<()> {
+        (&mut self.task).await.map_err(std::io::Error::other)?
+    }
+
+    /// Starts a graceful shutdown without waiting.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A read-only store round trip: `lookup` of a key no sender uses.
+async fn probe(store: &Arc<dyn Store>) -> bool {
+    let key = SenderKey {
+        sender: "urn:adcp-gateway:readiness-probe",
+        idempotency_key: "probe",
+    };
+    let now = adcp_sigbase::clock::Clock::now(&adcp_sigbase::clock::SystemClock);
+    matches!(
+        tokio::time::timeout(READINESS_TIMEOUT, store.lookup(key, now)).await,
+        Ok(Ok(_))
+    )
+}
+
+async fn readyz(State(state): State<Arc<Shared>>) -> Response {
+    if probe(&state.store).await {
+        (StatusCode::OK, "ready\n").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "store unavailable\n").into_response()
+    }
+}
+
+async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
+    let body = state.metrics.render(state.receiver.metrics());
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response {
+    if request.method() != Method::POST {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let started = Instant::now();
+    let (mut parts, body) = request.into_parts();
+    if let Some((scheme, authority)) = &state.public {
+        if let Err(status) = rewrite_target(&mut parts, scheme, authority) {
+            return status.into_response();
+        }
+    }
+    let response = match state.receiver.decide_streaming(&parts, body).await {
+        Decision::Reply(reply) => reply.into_response::<Body>(),
+        Decision::Deliver(delivery) => match state.upstream.forward(delivery.webhook()).await {
+            Ok(()) => match state.receiver.complete(&delivery).await {
+                Ok(()) => {
+                    state.metrics.forwarded();
+                    StatusCode::OK.into_response()
+                }
+                Err(reply) => reply.into_response::<Body>(),
+            },
+            Err(failure) => {
+                state.metrics.upstream_failed(failure);
+                state.receiver.release(&delivery).await;
+                StatusCode::SERVICE_UNAVAILABLE.into_response()
+            }
+        },
+    };
+    state.metrics.observe(started.elapsed());
+    response
+}
+
+/// The request as the seller addressed it: the public authority in the URI
+/// and `Host`, the path and query as received.
+fn rewrite_target(parts: &mut http::request::Parts, scheme: &str, authority: &str) -> Result<(), StatusCode> {
+    let path = parts.uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
+    let uri: Uri = format!("{scheme}://{authority}{path}")
+        .parse()
+        .map_err(|_| StatusCode::BAD_REQUEST)?;
+    parts.uri = uri;
+    let host = HeaderValue::from_str(authority).map_err(|_| StatusCode::BAD_REQUEST)?;
+    parts.headers.insert(header::HOST, host);
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! `adcp-sig gateway`: configuration to a running server, until a signal.
+
+use super::config::{redact, GatewayArgs, GatewayConfig, KeySource, HMAC_SECRET_ENV};
+use super::keys::AgentsResolver;
+use super::{Gateway, GatewayOptions};
+use adcp_store::{StoreOptions, StoreUrl};
+use adcp_verify::keys::{KeyResolver, StaticKeyResolver};
+use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
+use indicatif::{ProgressBar, ProgressDrawTarget};
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Gateway {
+    /// Builds the gateway `config` describes: reads the JWKS file or sets
+    /// up discovery for each agent, opens (and migrates) the store.
+    ///
+    /// # Errors
+    ///
+    /// A message naming what could not be set up.
+    pub async fn from_config(config: &GatewayConfig) -> Result<Self, String> {
+        let keys = key_resolver(&config.keys)?;
+        let url: StoreUrl = config
+            .store
+            .parse()
+            .map_err(|e| format!("--store {}: {e}", redact(&config.store)))?;
+        let options = StoreOptions {
+            namespace: config.store_namespace.clone(),
+            ..StoreOptions::default()
+        };
+        let store = adcp_store::open(&url, options)
+            .await
+            .map_err(|e| format!("--store {}: {e}", redact(&config.store)))?;
+        let mut gateway = GatewayOptions::new(config.upstream.clone());
+        gateway.upstream_timeout = config.upstream_timeout;
+        gateway.public_url.clone_from(&config.public_url);
+        gateway.max_body_bytes = config.max_body_bytes;
+        if let Some(secret) = &config.hmac_secret {
+            let secrets = HmacSecrets::new(secret).map_err(|e| format!("HMAC secret: {e}"))?;
+            gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
+            gateway.legacy_sender.clone_from(&config.hmac_sender);
+        }
+        Gateway::new(keys, store, gateway)
+    }
+}
+
+fn key_resolver(source: &KeySource) -> Result<Arc<dyn KeyResolver>, String> {
+    match source {
+        KeySource::Jwks { path, agent } => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("--jwks {}: {e}", path.display()))?;
+            let jwks: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("--jwks {}: {e}", path.display()))?;
+            if !jwks.get("keys").is_some_and(serde_json::Value::is_array) {
+                return Err(format!("--jwks {}: not a JWKS (no \"keys\" array)", path.display()));
+            }
+            Ok(Arc::new(StaticKeyResolver::new().with_jwks(&jwks, agent.as_str())))
+        }
+        KeySource::Agents(agents) => {
+            let mut resolvers: Vec<(String, Arc<dyn KeyResolver>)> = Vec::new();
+            for agent in agents {
+                let resolver = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
+                    .surface(adcp_jwks::SigningSurface::Webhook)
+                    .build()
+                    .map_err(|e| format!("--agent {agent}: {e}"))?;
+                resolvers.push((agent.clone(), Arc::new(resolver)));
+            }
+            Ok(Arc::new(AgentsResolver::new(resolvers)))
+        }
+        KeySource::None => Ok(Arc::new(StaticKeyResolver::new())),
+    }
+}
+
+/// Runs `adcp-sig gateway` until SIGINT or SIGTERM, then drains in-flight
+/// requests. Returns the exit code: 0 after a clean shutdown, 2 when the
+/// configuration or start-up failed.
+#[must_use]
+pub fn run(args: &GatewayArgs) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: tokio runtime: {e}");
+            return 2;
+        }
+    };
+    let env_secret = std::env::var_os(HMAC_SECRET_ENV).map(|s| s.into_encoded_bytes());
+    let config = match GatewayConfig::resolve(args, env_secret) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    runtime.block_on(serve(&config))
+}
+
+async fn serve(config: &GatewayConfig) -> u8 {
+    let progress = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    progress.enable_steady_tick(Duration::from_millis(100));
+    progress.set_message(format!("opening store {}", redact(&config.store)));
+    let gateway = match Gateway::from_config(config).await {
+        Ok(gateway) => gateway,
+        Err(e) => {
+            progress.finish_and_clear();
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    progress.set_message(format!("binding {}", config.listen));
+    let listener = match tokio::net::TcpListener::bind(config.listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            progress.finish_and_clear();
+            eprintln!("error: --listen {}: {e}", config.listen);
+            return 2;
+        }
+    };
+    progress.finish_and_clear();
+    let mut handle = match gateway.serve(listener) {
+        Ok(handle) => handle,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let keys = match &config.keys {
+        KeySource::Jwks { path, agent } => format!("jwks {} for {agent}", path.display()),
+        KeySource::Agents(agents) => format!("agents {}", agents.join(", ")),
+        KeySource::None => "no RFC 9421 keys".to_owned(),
+    };
+    let mode = if config.hmac_secret.is_some() {
+        "legacy HMAC-SHA256"
+    } else {
+        "RFC 9421"
+    };
+    eprintln!(
+        "adcp-sig gateway listening on http://{} ({mode}; {keys}; store {}; upstream {})",
+        handle.local_addr(),
+        redact(&config.store),
+        config.upstream
+    );
+    let stopped = tokio::select! {
+        () = shutdown_signal() => None,
+        result = handle.wait() => Some(result),
+    };
+    match stopped {
+        None => {
+            eprintln!("shutting down: draining in-flight requests");
+            match handle.shutdown().await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    2
+                }
+            }
+        }
+        Some(result) => {
+            eprintln!("error: server stopped: {result:?}");
+            2
+        }
+    }
+}
+
+/// SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,72 @@
+//! `adcp-sig demo`: every scenario has its expected outcome and the
+//! upstream applies each event exactly once.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+use std::process::Command;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_library_reports_the_expected_counts() {
+    let report = adcp_sig::demo::run_demo(false).await.unwrap();
+    let table = report.render();
+    assert!(report.passed(), "{table}");
+    assert_eq!(report.scenarios.len(), 9, "{table}");
+    assert_eq!(report.applied.len(), 3, "{table}");
+    assert_eq!(report.distinct_applied(), 3, "{table}");
+    assert_eq!(report.accepted, 3);
+    assert_eq!(report.duplicates, 1);
+    assert_eq!(report.rejected, 4);
+    assert_eq!(report.upstream_failures, 1);
+    let outcomes: Vec<(u16, &str)> = report
+        .scenarios
+        .iter()
+        .map(|s| (s.status, s.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (200, "forwarded"),
+            (200, "forwarded"),
+            (200, "duplicate, not forwarded"),
+            (401, "webhook_signature_replayed"),
+            (401, "webhook_signature_digest_mismatch"),
+            (401, "webhook_signature_window_invalid"),
+            (401, "webhook_signature_key_unknown"),
+            (503, "upstream failed, claim released"),
+            (200, "forwarded"),
+        ]
+    );
+}
+
+#[test]
+fn the_demo_binary_prints_the_table_and_exits_0() {
+    let out = Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
+        .arg("demo")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("webhook_signature_digest_mismatch"), "{stdout}");
+    assert!(stdout.contains("upstream applied 3 events (3 distinct"), "{stdout}");
+    assert!(stdout.contains("all 9 scenarios had the expected outcome"), "{stdout}");
+    // Piped: no progress bar drawn.
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains('['),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let json = Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
+        .args(["demo", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["upstream_applied"], 3);
+    assert_eq!(report["duplicates"], 1);
+    assert_eq!(report["passed"], true);
+}
