@@ -698,4 +698,10 @@ impl KeyResolver for HttpsKeyResolver {
             .await
             .map_err(|e| e.to_resolve_error())
     }
+
+    /// A cached, unexpired key: no I/O, no boxed future. Misses and expired
+    /// snapshots go through `resolve` (refetch, cooldown, coalescing).
+    fn resolve_cached(&self, keyid: &str) -> Option<Result<Option<Arc<ResolvedKey>>, ResolveError>> {
+        self.cached(keyid).ok().map(|key| Ok(Some(key)))
+    }
 }

@@ -159,6 +159,22 @@ pub trait KeyResolver: Send + Sync {
 
     /// Revocation status of `key` at `now`.
     async fn revocation_status(&self, key: &ResolvedKey, now: i64) -> Result<RevocationStatus, ResolveError>;
+
+    /// The answer [`Self::resolve`] would give, when it is at hand without
+    /// I/O (a cached or static key); `None` sends the caller to `resolve`.
+    /// The verifier tries this first, so a hit costs no boxed future.
+    /// Implementations must never answer here what `resolve` would not.
+    fn resolve_cached(&self, keyid: &str) -> Option<Result<Option<Arc<ResolvedKey>>, ResolveError>> {
+        let _ = keyid;
+        None
+    }
+
+    /// The answer [`Self::revocation_status`] would give, when it is at
+    /// hand without I/O; `None` sends the caller to `revocation_status`.
+    fn revocation_status_cached(&self, key: &ResolvedKey, now: i64) -> Option<Result<RevocationStatus, ResolveError>> {
+        let _ = (key, now);
+        None
+    }
 }
 
 /// A fixed set of keys (a static JWKS, configuration, tests), with optional
@@ -215,12 +231,26 @@ impl KeyResolver for StaticKeyResolver {
     }
 
     async fn revocation_status(&self, key: &ResolvedKey, _now: i64) -> Result<RevocationStatus, ResolveError> {
+        Ok(self.status(key))
+    }
+
+    fn resolve_cached(&self, keyid: &str) -> Option<Result<Option<Arc<ResolvedKey>>, ResolveError>> {
+        Some(Ok(self.keys.get(keyid).cloned()))
+    }
+
+    fn revocation_status_cached(&self, key: &ResolvedKey, _now: i64) -> Option<Result<RevocationStatus, ResolveError>> {
+        Some(Ok(self.status(key)))
+    }
+}
+
+impl StaticKeyResolver {
+    fn status(&self, key: &ResolvedKey) -> RevocationStatus {
         if self.revoked.contains(key.kid()) {
-            Ok(RevocationStatus::Revoked)
+            RevocationStatus::Revoked
         } else if self.stale {
-            Ok(RevocationStatus::Stale)
+            RevocationStatus::Stale
         } else {
-            Ok(RevocationStatus::Current)
+            RevocationStatus::Current
         }
     }
 }
@@ -233,5 +263,13 @@ impl<R: KeyResolver + ?Sized> KeyResolver for Arc<R> {
 
     async fn revocation_status(&self, key: &ResolvedKey, now: i64) -> Result<RevocationStatus, ResolveError> {
         (**self).revocation_status(key, now).await
+    }
+
+    fn resolve_cached(&self, keyid: &str) -> Option<Result<Option<Arc<ResolvedKey>>, ResolveError>> {
+        (**self).resolve_cached(keyid)
+    }
+
+    fn revocation_status_cached(&self, key: &ResolvedKey, now: i64) -> Option<Result<RevocationStatus, ResolveError>> {
+        (**self).revocation_status_cached(key, now)
     }
 }

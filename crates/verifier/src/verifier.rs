@@ -284,7 +284,11 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         self.check_components(params, msg)?;
 
         // Step 7: key resolution.
-        let key = match self.keys.resolve(required.keyid).await {
+        let resolved = match self.keys.resolve_cached(required.keyid) {
+            Some(answer) => answer,
+            None => self.keys.resolve(required.keyid).await,
+        };
+        let key = match resolved {
             Ok(Some(key)) => key,
             Ok(None) => return Err(self.fail(E::KeyUnknown, Step::new(7), format!("keyid {:?}", required.keyid))),
             Err(e) => return Err(self.resolve_failure(e, Step::new(7))),
@@ -294,7 +298,11 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         self.check_purpose(&key, algorithm)?;
 
         // Step 9: revocation.
-        match self.keys.revocation_status(&key, now).await {
+        let status = match self.keys.revocation_status_cached(&key, now) {
+            Some(answer) => answer,
+            None => self.keys.revocation_status(&key, now).await,
+        };
+        match status {
             Ok(RevocationStatus::Current) => {}
             Ok(RevocationStatus::Revoked) => return Err(self.fail(E::KeyRevoked, Step::new(9), "keyid is revoked")),
             Ok(RevocationStatus::Stale) => {
@@ -308,7 +316,11 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         }
 
         // Step 9a: per-keyid cap, before any cryptography.
-        match self.replay.keyid_cap_reached(required.keyid, now).await {
+        let capped = match self.replay.keyid_cap_reached_now(required.keyid, now) {
+            Some(answer) => answer,
+            None => self.replay.keyid_cap_reached(required.keyid, now).await,
+        };
+        match capped {
             Ok(false) => {}
             Ok(true) => return Err(self.fail(E::RateAbuse, Step::sub(9, 'a'), "per-keyid replay cap reached")),
             Err(e) => return Err(self.fail(E::StoreUnavailable, Step::sub(9, 'a'), e.to_string())),
@@ -401,11 +413,12 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             nonce: &nonce,
             scope: self.scope_replay_by_target.then_some(target.as_str()),
         };
-        match self
-            .replay
-            .insert(replay_key, expires.saturating_add(CLOCK_SKEW), now)
-            .await
-        {
+        let expires_at = expires.saturating_add(CLOCK_SKEW);
+        let inserted = match self.replay.insert_now(replay_key, expires_at, now) {
+            Some(answer) => answer,
+            None => self.replay.insert(replay_key, expires_at, now).await,
+        };
+        match inserted {
             Ok(InsertOutcome::Inserted) => {
                 if let Some(monitor) = &self.admission {
                     // Events are logged by the monitor itself.

@@ -222,6 +222,16 @@ impl MemoryReplayStore {
         inner.fill_synthetic(keyid, expires_at, now, self.limits)
     }
 
+    fn cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
+        let mut inner = self.lock()?;
+        inner.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
+        if inner.keyid_count(keyid) < self.limits.per_keyid_cap {
+            return Ok(false);
+        }
+        inner.sweep(now, usize::MAX);
+        Ok(inner.keyid_count(keyid) >= self.limits.per_keyid_cap)
+    }
+
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
         // Fail closed: a poisoned lock means an earlier call panicked while
         // mutating the cache, so its contents cannot be trusted.
@@ -238,13 +248,18 @@ impl MemoryReplayStore {
 #[async_trait]
 impl ReplayStore for MemoryReplayStore {
     async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
-        let mut inner = self.lock()?;
-        inner.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
-        if inner.keyid_count(keyid) < self.limits.per_keyid_cap {
-            return Ok(false);
-        }
-        inner.sweep(now, usize::MAX);
-        Ok(inner.keyid_count(keyid) >= self.limits.per_keyid_cap)
+        self.cap_reached(keyid, now)
+    }
+
+    fn keyid_cap_reached_now(&self, keyid: &str, now: i64) -> Option<Result<bool, StoreError>> {
+        Some(self.cap_reached(keyid, now))
+    }
+
+    fn insert_now(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Option<Result<InsertOutcome, StoreError>> {
+        Some(
+            self.lock()
+                .and_then(|mut inner| inner.insert(key, expires_at, now, self.limits)),
+        )
     }
 
     async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError> {

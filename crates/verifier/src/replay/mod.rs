@@ -64,6 +64,21 @@ pub trait ReplayStore: Send + Sync {
     /// Step 13: insert `key` until `expires_at`, atomically with the
     /// replay, per-keyid and aggregate cap checks.
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError>;
+
+    /// [`Self::keyid_cap_reached`] answered without I/O (an in-process
+    /// store); `None` (the default) sends the caller to the async call.
+    fn keyid_cap_reached_now(&self, keyid: &str, now: i64) -> Option<Result<bool, StoreError>> {
+        let _ = (keyid, now);
+        None
+    }
+
+    /// [`Self::insert`] answered without I/O (an in-process store); `None`
+    /// (the default) sends the caller to the async call. The verifier
+    /// tries this first, so an in-process store costs no boxed future.
+    fn insert_now(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Option<Result<InsertOutcome, StoreError>> {
+        let _ = (key, expires_at, now);
+        None
+    }
 }
 
 #[async_trait]
@@ -78,5 +93,13 @@ impl<S: ReplayStore + ?Sized> ReplayStore for std::sync::Arc<S> {
 
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
         (**self).insert(key, expires_at, now).await
+    }
+
+    fn keyid_cap_reached_now(&self, keyid: &str, now: i64) -> Option<Result<bool, StoreError>> {
+        (**self).keyid_cap_reached_now(keyid, now)
+    }
+
+    fn insert_now(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Option<Result<InsertOutcome, StoreError>> {
+        (**self).insert_now(key, expires_at, now)
     }
 }
