@@ -1,0 +1,209 @@
+//! Gateway test fixtures: a counting upstream, a seller, an in-process
+//! gateway on a loopback listener, and a client that sends signed webhooks.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
+use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
+use adcp_store::{StoreOptions, StoreUrl};
+use adcp_verify::keys::StaticKeyResolver;
+use adcp_webhook::envelope::{McpWebhook, TaskStatus};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use axum::Router;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub const AGENT: &str = "https://seller.example/mcp";
+pub const PATH: &str = "/webhooks/adcp";
+
+/// What the upstream saw: every request's headers and body, and which it
+/// answered 2xx.
+#[derive(Default)]
+pub struct Seen {
+    pub applied: Mutex<Vec<(HeaderMap, Vec<u8>)>>,
+    pub failures_left: AtomicUsize,
+    pub requests: AtomicUsize,
+    pub delay: Mutex<Option<Duration>>,
+}
+
+pub struct Upstream {
+    pub addr: SocketAddr,
+    pub seen: Arc<Seen>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Upstream {
+    pub async fn start() -> Self {
+        let seen = Arc::new(Seen::default());
+        let app = Router::new()
+            .route("/events", post(receive))
+            .with_state(Arc::clone(&seen));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self { addr, seen, task }
+    }
+
+    pub fn url(&self) -> url::Url {
+        format!("http://{}/events", self.addr).parse().unwrap()
+    }
+
+    /// Idempotency keys of the applied events.
+    pub fn applied_keys(&self) -> Vec<String> {
+        self.seen
+            .applied
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(h, _)| h["x-adcp-idempotency-key"].to_str().unwrap().to_owned())
+            .collect()
+    }
+
+    pub fn fail_next(&self, n: usize) {
+        self.seen.failures_left.store(n, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn receive(State(seen): State<Arc<Seen>>, headers: HeaderMap, body: axum::body::Bytes) -> StatusCode {
+    seen.requests.fetch_add(1, Ordering::SeqCst);
+    let delay = *seen.delay.lock().unwrap();
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    if seen
+        .failures_left
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+    {
+        return StatusCode::INTERNAL_SERVER_ERROR;
+    }
+    seen.applied.lock().unwrap().push((headers, body.to_vec()));
+    StatusCode::OK
+}
+
+/// A seller key, its signer and the JWKS the buyer trusts.
+pub struct Seller {
+    pub signer: HttpSigner<SoftwareSigner>,
+    pub jwks: serde_json::Value,
+}
+
+impl Seller {
+    pub fn new() -> Self {
+        let key = SoftwareSigner::generate(Algorithm::Ed25519, "gw-test-key").unwrap();
+        let jwks = key.jwks().unwrap().to_public_json();
+        Self {
+            signer: HttpSigner::webhook(key).unwrap(),
+            jwks,
+        }
+    }
+
+    pub fn keys(&self) -> Arc<StaticKeyResolver> {
+        Arc::new(StaticKeyResolver::new().with_jwks(&self.jwks, AGENT))
+    }
+
+    /// Signs `event` for the gateway at `handle` (fresh nonce every call).
+    pub async fn sign(&self, handle: &GatewayHandle, event: &WebhookEvent) -> SignedRequest {
+        let url = format!("{}{PATH}", handle.base_url());
+        self.signer.sign_webhook(&url, event).await.unwrap()
+    }
+}
+
+pub fn event(n: &str) -> WebhookEvent {
+    McpWebhook::new(
+        format!("task_{n}"),
+        "create_media_buy",
+        TaskStatus::Completed,
+        "2026-04-18T12:00:00Z",
+    )
+    .result(serde_json::json!({"media_buy_id": format!("mb_{n}")}))
+    .into_event()
+    .unwrap()
+}
+
+/// Starts a gateway in-process on a loopback port.
+pub async fn gateway(seller: &Seller, store: &str, namespace: &str, upstream: url::Url) -> GatewayHandle {
+    let url: StoreUrl = store.parse().unwrap();
+    let options = StoreOptions {
+        namespace: namespace.to_owned(),
+        op_timeout: Duration::from_secs(1),
+        ..StoreOptions::default()
+    };
+    let store = adcp_store::open(&url, options).await.unwrap();
+    let mut options = GatewayOptions::new(upstream);
+    options.upstream_timeout = Duration::from_secs(2);
+    let gateway = Gateway::new(seller.keys(), store, options).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    gateway.serve(listener).unwrap()
+}
+
+/// Sends `signed` (optionally with another body) to `handle`; returns the
+/// status and the `WWW-Authenticate` error code, if any.
+pub async fn send(handle: &GatewayHandle, signed: &SignedRequest, body: Option<Vec<u8>>) -> (u16, Option<String>) {
+    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let mut request = client.post(format!("{}{PATH}", handle.base_url()));
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let body = body.unwrap_or_else(|| signed.body().unwrap().as_bytes().to_vec());
+    let response = request.body(body).send().await.unwrap();
+    let code = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split("error=\"").nth(1))
+        .and_then(|v| v.split('"').next())
+        .map(str::to_owned);
+    (response.status().as_u16(), code)
+}
+
+pub async fn get(url: String) -> (u16, String) {
+    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let response = client.get(url).send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// A name unique to this test run: `[a-z_][a-z0-9_]*`.
+pub fn unique(tag: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "gw_{tag}_{}_{}_{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(unique(tag));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn sqlite(&self) -> String {
+        format!("sqlite:{}", self.0.join("dedup.sqlite").display())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

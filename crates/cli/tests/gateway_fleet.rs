@@ -1,0 +1,110 @@
+//! Gateways sharing one store behave as one receiver, and a store outage
+//! fails closed: readiness false, 503, nothing forwarded.
+//!
+//! Shared Redis at `REDIS_URL` (default `redis://127.0.0.1:6379`, a unique
+//! key prefix per test), PostgreSQL at `DATABASE_URL` (default
+//! `postgres://root@127.0.0.1:5432/test`, a unique schema per test); the
+//! outage test starts and stops its own `redis-server`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod common;
+mod redis_server;
+
+use common::{event, gateway, get, send, unique, Seller, Upstream};
+
+fn redis_url() -> String {
+    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+fn database_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
+}
+
+/// Two gateways on one store; the same events go to both, concurrently
+/// and as later retries; the upstream applies each exactly once.
+async fn two_gateways_one_store(store: &str, namespace: &str) {
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let one = gateway(&seller, store, namespace, upstream.url()).await;
+    let two = gateway(&seller, store, namespace, upstream.url()).await;
+
+    let events: Vec<_> = (0..5).map(|i| event(&format!("e{i}"))).collect();
+    for e in &events {
+        let (to_one, to_two) = (seller.sign(&one, e).await, seller.sign(&two, e).await);
+        let (a, b) = tokio::join!(send(&one, &to_one, None), send(&two, &to_two, None));
+        // One wins; the other sees it in progress (503, the seller retries)
+        // or already completed (200 without forwarding).
+        assert!(a.0 == 200 || b.0 == 200, "{a:?} {b:?}");
+        for r in [&a, &b] {
+            assert!(r.0 == 200 || r.0 == 503, "{a:?} {b:?}");
+        }
+    }
+    // Retries through either instance: 200, never forwarded again.
+    for e in &events {
+        for handle in [&one, &two] {
+            let retry = seller.sign(handle, e).await;
+            assert_eq!(send(handle, &retry, None).await, (200, None));
+        }
+    }
+    let mut applied = upstream.applied_keys();
+    applied.sort();
+    let mut expected: Vec<String> = events.iter().map(|e| e.idempotency_key().as_str().to_owned()).collect();
+    expected.sort();
+    assert_eq!(applied, expected, "each event applied exactly once");
+    let forwarded = one.gateway().metrics().forwarded_count() + two.gateway().metrics().forwarded_count();
+    assert_eq!(forwarded, 5);
+    one.shutdown().await.unwrap();
+    two.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_gateways_sharing_redis_forward_each_event_once() {
+    two_gateways_one_store(&redis_url(), &unique("redis")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_gateways_sharing_postgres_forward_each_event_once() {
+    two_gateways_one_store(&database_url(), &unique("pg")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_down_means_not_ready_and_503_and_nothing_forwarded() {
+    let mut server = redis_server::Server::start(
+        redis_server::free_port(),
+        redis_server::temp_dir("gateway-down"),
+        "noeviction",
+    );
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let handle = gateway(&seller, &server.url(), &unique("down"), upstream.url()).await;
+    let base = handle.base_url();
+    assert_eq!(get(format!("{base}/readyz")).await.0, 200);
+
+    server.kill();
+    let (status, body) = get(format!("{base}/readyz")).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(get(format!("{base}/healthz")).await.0, 200, "alive, not ready");
+    let a = event("a");
+    let signed = seller.sign(&handle, &a).await;
+    assert_eq!(send(&handle, &signed, None).await.0, 503);
+    assert!(upstream.applied_keys().is_empty(), "nothing forwarded unverified");
+    assert_eq!(upstream.seen.requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // Back up (same AOF): ready again, the seller's retry is forwarded once.
+    server.spawn("noeviction");
+    let mut ready = false;
+    for _ in 0..50 {
+        if get(format!("{base}/readyz")).await.0 == 200 {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(ready, "readiness did not come back with the store");
+    let retry = seller.sign(&handle, &a).await;
+    assert_eq!(send(&handle, &retry, None).await, (200, None));
+    let again = seller.sign(&handle, &a).await;
+    assert_eq!(send(&handle, &again, None).await, (200, None));
+    assert_eq!(upstream.applied_keys(), [a.idempotency_key().as_str()]);
+    handle.shutdown().await.unwrap();
+}

@@ -1,0 +1,200 @@
+//! A test-owned `redis-server`: a child process on a free port with its
+//! own directory and AOF (`appendfsync always` unless told otherwise), killed and removed on drop
+//! (even when the test fails).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A `redis-server` child process.
+pub struct Server {
+    port: u16,
+    dir: PathBuf,
+    cluster: bool,
+    fsync: &'static str,
+    child: Option<Child>,
+}
+
+impl Server {
+    /// A standalone server with `maxmemory-policy policy`.
+    pub fn start(port: u16, dir: PathBuf, policy: &str) -> Self {
+        Self::start_with(port, dir, policy, false)
+    }
+
+    /// A single-node Redis Cluster owning every slot: it enforces the
+    /// cluster's rules (a script whose keys span slots fails with
+    /// `CROSSSLOT`) without `MOVED` redirections.
+    pub fn start_cluster_node(port: u16, dir: PathBuf) -> Self {
+        let server = Self::start_with(port, dir, "noeviction", true);
+        let cli = |args: &[&str]| {
+            Command::new("redis-cli")
+                .args(["-p", &port.to_string()])
+                .args(args)
+                .output()
+                .expect("redis-cli on PATH")
+        };
+        let added = cli(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+        assert!(
+            String::from_utf8_lossy(&added.stdout).contains("OK"),
+            "{}",
+            String::from_utf8_lossy(&added.stdout)
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let info = cli(&["CLUSTER", "INFO"]);
+            if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+                break server;
+            }
+            assert!(Instant::now() < deadline, "the cluster node did not become ready");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A standalone, non-evicting server with `appendfsync fsync`
+    /// (`always`, `everysec` or `no`).
+    pub fn start_with_fsync(port: u16, dir: PathBuf, fsync: &'static str) -> Self {
+        let mut server = Self::new(port, dir, false);
+        server.fsync = fsync;
+        server.spawn("noeviction");
+        server
+    }
+
+    fn new(port: u16, dir: PathBuf, cluster: bool) -> Self {
+        std::fs::create_dir_all(&dir).unwrap();
+        Server {
+            port,
+            dir,
+            cluster,
+            fsync: "always",
+            child: None,
+        }
+    }
+
+    fn start_with(port: u16, dir: PathBuf, policy: &str, cluster: bool) -> Self {
+        let mut server = Self::new(port, dir, cluster);
+        server.spawn(policy);
+        server
+    }
+
+    /// Starts (or restarts, on the same directory and AOF) the server.
+    pub fn spawn(&mut self, policy: &str) {
+        let mut command = Command::new("redis-server");
+        command
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args(["--appendonly", "yes", "--appendfsync", self.fsync, "--daemonize", "no"])
+            .args(["--maxmemory-policy", policy])
+            .arg("--dir")
+            .arg(&self.dir);
+        if self.cluster {
+            command.args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
+        }
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server on PATH");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL: no graceful shutdown, only the AOF survives.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A fresh directory name under the system temp dir.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    std::env::temp_dir().join(format!(
+        "adcp-sig-gateway-redis-{tag}-{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// A test-owned Redis Cluster of `n` primaries (no replicas), each a
+/// [`Server`] on a free port; stopped and removed on drop.
+pub struct Cluster {
+    pub nodes: Vec<Server>,
+}
+
+impl Cluster {
+    /// Starts `n` cluster-mode servers and joins them with
+    /// `redis-cli --cluster create`, which spreads the 16,384 slots.
+    pub fn start(n: usize) -> Self {
+        let nodes: Vec<Server> = (0..n)
+            .map(|_| Server::start_with(free_port(), temp_dir("cluster-member"), "noeviction", true))
+            .collect();
+        let addresses: Vec<String> = nodes.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        let created = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addresses)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("redis-cli on PATH");
+        assert!(
+            created.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&created.stdout),
+            String::from_utf8_lossy(&created.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for node in &nodes {
+            loop {
+                let info = Command::new("redis-cli")
+                    .args(["-p", &node.port.to_string(), "CLUSTER", "INFO"])
+                    .output()
+                    .expect("redis-cli on PATH");
+                if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "the cluster did not become ready");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Cluster { nodes }
+    }
+
+    /// `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,…`, as `RedisStore::connect` takes it.
+    pub fn url(&self) -> String {
+        let hosts: Vec<String> = self.nodes.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        format!("redis+cluster://{}", hosts.join(","))
+    }
+}
