@@ -88,6 +88,13 @@ async fn the_gateway_process_serves_forwards_and_stops_on_sigterm() {
     }
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(rest.contains("draining"), "{rest}");
+    // The access log: status, outcome, verified identity; never the body.
+    assert!(rest.contains("webhook 200 forwarded "), "{rest}");
+    assert!(
+        rest.contains(&format!("sender={AGENT:?} keyid=\"gw-test-key\"")),
+        "{rest}"
+    );
+    assert!(!rest.contains("mb_a"), "{rest}");
 }
 
 #[test]

@@ -75,6 +75,9 @@ pub struct GatewayArgs {
     /// Largest webhook body accepted, in bytes [default: 1048576].
     #[arg(long, value_name = "BYTES", env = "ADCP_GATEWAY_MAX_BODY_BYTES")]
     pub max_body_bytes: Option<usize>,
+    /// No per-request line on stderr.
+    #[arg(long, env = "ADCP_GATEWAY_QUIET")]
+    pub quiet: bool,
 }
 
 /// The TOML file: the same settings as the flags, no secrets.
@@ -147,6 +150,8 @@ pub struct GatewayConfig {
     pub upstream_timeout: Duration,
     /// Body limit.
     pub max_body_bytes: usize,
+    /// One stderr line per webhook (off with `--quiet`).
+    pub access_log: bool,
 }
 
 impl std::fmt::Debug for GatewayConfig {
@@ -162,6 +167,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("hmac_sender", &self.hmac_sender)
             .field("upstream_timeout", &self.upstream_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("access_log", &self.access_log)
             .finish()
     }
 }
@@ -265,6 +271,7 @@ impl GatewayConfig {
                 .max_body_bytes
                 .or(file.max_body_bytes)
                 .unwrap_or(adcp_webhook::receiver::DEFAULT_MAX_BODY_BYTES),
+            access_log: !args.quiet,
         })
     }
 }

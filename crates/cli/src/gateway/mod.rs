@@ -88,6 +88,10 @@ pub struct GatewayOptions {
     pub mode: WebhookAuthMode,
     /// The sender identity of a legacy (HMAC) registration.
     pub legacy_sender: Option<String>,
+    /// One line on stderr per webhook: status, outcome, elapsed time and,
+    /// for claimed events, the verified sender, keyid and idempotency key
+    /// (never bodies or headers). Default off; the CLI turns it on.
+    pub access_log: bool,
 }
 
 impl GatewayOptions {
@@ -101,6 +105,7 @@ impl GatewayOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             mode: WebhookAuthMode::Rfc9421,
             legacy_sender: None,
+            access_log: false,
         }
     }
 }
@@ -117,6 +122,7 @@ struct Shared {
     upstream: Upstream,
     public: Option<(String, String)>,
     metrics: GatewayMetrics,
+    access_log: bool,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -168,6 +174,7 @@ impl Gateway {
                 upstream,
                 public,
                 metrics: GatewayMetrics::default(),
+                access_log: options.access_log,
             }),
         })
     }
@@ -326,24 +333,54 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
             return status.into_response();
         }
     }
-    let response = match state.receiver.decide_streaming(&parts, body).await {
-        Decision::Reply(reply) => reply.into_response::<Body>(),
-        Decision::Deliver(delivery) => match state.upstream.forward(delivery.webhook()).await {
-            Ok(()) => match state.receiver.complete(&delivery).await {
-                Ok(()) => {
-                    state.metrics.forwarded();
-                    StatusCode::OK.into_response()
+    let (response, outcome, event) = match state.receiver.decide_streaming(&parts, body).await {
+        Decision::Reply(reply) => {
+            let outcome = reply.outcome();
+            (reply.into_response::<Body>(), outcome, None)
+        }
+        Decision::Deliver(delivery) => {
+            let w = delivery.webhook();
+            let event = Some(format!(
+                "sender={:?} keyid={:?} idempotency_key={:?}",
+                w.sender(),
+                w.keyid().unwrap_or("-"),
+                w.idempotency_key()
+            ));
+            match state.upstream.forward(w).await {
+                Ok(()) => match state.receiver.complete(&delivery).await {
+                    Ok(()) => {
+                        state.metrics.forwarded();
+                        (StatusCode::OK.into_response(), "forwarded", event)
+                    }
+                    Err(reply) => {
+                        let outcome = reply.outcome();
+                        (reply.into_response::<Body>(), outcome, event)
+                    }
+                },
+                Err(failure) => {
+                    state.metrics.upstream_failed(failure);
+                    state.receiver.release(&delivery).await;
+                    let outcome = match failure {
+                        UpstreamFailure::Status => "upstream_failed:status",
+                        UpstreamFailure::Timeout => "upstream_failed:timeout",
+                        UpstreamFailure::Connect => "upstream_failed:connect",
+                    };
+                    (StatusCode::SERVICE_UNAVAILABLE.into_response(), outcome, event)
                 }
-                Err(reply) => reply.into_response::<Body>(),
-            },
-            Err(failure) => {
-                state.metrics.upstream_failed(failure);
-                state.receiver.release(&delivery).await;
-                StatusCode::SERVICE_UNAVAILABLE.into_response()
             }
-        },
+        }
     };
-    state.metrics.observe(started.elapsed());
+    let elapsed = started.elapsed();
+    state.metrics.observe(elapsed);
+    if state.access_log {
+        // Status, outcome, the verified identity; never bodies or headers.
+        eprintln!(
+            "webhook {} {outcome} {:.1}ms{}",
+            response.status().as_u16(),
+            elapsed.as_secs_f64() * 1000.0,
+            event.map(|e| format!(" {e}")).unwrap_or_default()
+        );
+    }
     response
 }
 

@@ -34,6 +34,7 @@ impl Gateway {
         gateway.upstream_timeout = config.upstream_timeout;
         gateway.public_url.clone_from(&config.public_url);
         gateway.max_body_bytes = config.max_body_bytes;
+        gateway.access_log = config.access_log;
         if let Some(secret) = &config.hmac_secret {
             let secrets = HmacSecrets::new(secret).map_err(|e| format!("HMAC secret: {e}"))?;
             gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
