@@ -78,6 +78,61 @@ pub struct GatewayArgs {
     /// No per-request line on stderr.
     #[arg(long, env = "ADCP_GATEWAY_QUIET")]
     pub quiet: bool,
+    /// **Tests only**: trust this DER-encoded CA certificate instead of the
+    /// Mozilla roots for key discovery.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub dangerously_trust_ca_for_tests: Option<PathBuf>,
+    /// **Tests only**: resolve HOST to IP (repeatable) for key discovery.
+    #[arg(long, value_name = "HOST=IP", hide = true)]
+    pub dangerously_resolve_for_tests: Vec<String>,
+    /// **Tests only**: let key discovery reach loopback addresses.
+    #[arg(long, hide = true)]
+    pub dangerously_allow_loopback_for_tests: bool,
+}
+
+/// Test-only overrides of key discovery's network settings (hidden flags,
+/// never from the environment or the TOML file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestNetwork {
+    /// A DER CA certificate to trust instead of the Mozilla roots.
+    pub trust_ca: Option<PathBuf>,
+    /// `HOST=IP` pairs replacing DNS.
+    pub resolve: Vec<String>,
+    /// Loopback addresses allowed.
+    pub allow_loopback: bool,
+}
+
+impl TestNetwork {
+    /// The discovery fetch configuration: the defaults (Mozilla roots,
+    /// system DNS, full SSRF policy) unless an override is set.
+    ///
+    /// # Errors
+    ///
+    /// A message for an unreadable CA file or a malformed `HOST=IP`.
+    pub fn fetch_config(&self) -> Result<adcp_jwks::FetchConfig, String> {
+        let mut config = adcp_jwks::FetchConfig::default();
+        if let Some(path) = &self.trust_ca {
+            let der = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            config.roots = adcp_jwks::TrustRoots::Custom(vec![der]);
+        }
+        if !self.resolve.is_empty() {
+            let mut dns = adcp_jwks::StaticDnsResolver::new();
+            for entry in &self.resolve {
+                let (host, ip) = entry
+                    .split_once('=')
+                    .ok_or_else(|| format!("--dangerously-resolve-for-tests {entry:?}: expected HOST=IP"))?;
+                let ip: std::net::IpAddr = ip
+                    .parse()
+                    .map_err(|_| format!("--dangerously-resolve-for-tests {entry:?}: not an IP address"))?;
+                dns = dns.with(host, [ip]);
+            }
+            config.resolver = std::sync::Arc::new(dns);
+        }
+        if self.allow_loopback {
+            config.policy = adcp_jwks::SsrfPolicy::new().dangerously_allow_loopback_for_tests();
+        }
+        Ok(config)
+    }
 }
 
 /// The TOML file: the same settings as the flags, no secrets.
@@ -152,6 +207,8 @@ pub struct GatewayConfig {
     pub max_body_bytes: usize,
     /// One stderr line per webhook (off with `--quiet`).
     pub access_log: bool,
+    /// Test-only discovery overrides.
+    pub test_network: TestNetwork,
 }
 
 impl std::fmt::Debug for GatewayConfig {
@@ -168,6 +225,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("upstream_timeout", &self.upstream_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("access_log", &self.access_log)
+            .field("test_network", &self.test_network)
             .finish()
     }
 }
@@ -272,6 +330,11 @@ impl GatewayConfig {
                 .or(file.max_body_bytes)
                 .unwrap_or(adcp_webhook::receiver::DEFAULT_MAX_BODY_BYTES),
             access_log: !args.quiet,
+            test_network: TestNetwork {
+                trust_ca: args.dangerously_trust_ca_for_tests.clone(),
+                resolve: args.dangerously_resolve_for_tests.clone(),
+                allow_loopback: args.dangerously_allow_loopback_for_tests,
+            },
         })
     }
 }

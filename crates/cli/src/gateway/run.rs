@@ -1,6 +1,6 @@
 //! `adcp-sig gateway`: configuration to a running server, until a signal.
 
-use super::config::{redact, GatewayArgs, GatewayConfig, KeySource, HMAC_SECRET_ENV};
+use super::config::{redact, GatewayArgs, GatewayConfig, KeySource, TestNetwork, HMAC_SECRET_ENV};
 use super::keys::AgentsResolver;
 use super::{Gateway, GatewayOptions};
 use adcp_store::{StoreOptions, StoreUrl};
@@ -18,7 +18,7 @@ impl Gateway {
     ///
     /// A message naming what could not be set up.
     pub async fn from_config(config: &GatewayConfig) -> Result<Self, String> {
-        let keys = key_resolver(&config.keys)?;
+        let keys = key_resolver(&config.keys, &config.test_network)?;
         let url: StoreUrl = config
             .store
             .parse()
@@ -44,7 +44,7 @@ impl Gateway {
     }
 }
 
-fn key_resolver(source: &KeySource) -> Result<Arc<dyn KeyResolver>, String> {
+fn key_resolver(source: &KeySource, network: &TestNetwork) -> Result<Arc<dyn KeyResolver>, String> {
     match source {
         KeySource::Jwks { path, agent } => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("--jwks {}: {e}", path.display()))?;
@@ -60,6 +60,7 @@ fn key_resolver(source: &KeySource) -> Result<Arc<dyn KeyResolver>, String> {
             for agent in agents {
                 let resolver = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
                     .surface(adcp_jwks::SigningSurface::Webhook)
+                    .fetch_config(network.fetch_config()?)
                     .build()
                     .map_err(|e| format!("--agent {agent}: {e}"))?;
                 resolvers.push((agent.clone(), Arc::new(resolver)));
