@@ -150,3 +150,56 @@ async fn shutdown_drains_an_in_flight_request() {
     // And the listener is closed.
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_hmac_registration_is_verified_and_deduplicated() {
+    use adcp_sig::gateway::{Gateway, GatewayOptions};
+    use adcp_sign::LegacyHmacSigner;
+    use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
+
+    let dir = TempDir::new("hmac");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let store = adcp_store::open(&dir.sqlite().parse().unwrap(), adcp_store::StoreOptions::default())
+        .await
+        .unwrap();
+    let mut options = GatewayOptions::new(upstream.url());
+    options.mode = WebhookAuthMode::HmacSha256 {
+        secrets: HmacSecrets::new(b"shared-secret-for-tests-0123456789").unwrap(),
+    };
+    options.legacy_sender = Some(AGENT.to_owned());
+    let gateway = Gateway::new(seller.keys(), store, options).unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let post = |secret: &'static [u8], e: adcp_sign::WebhookEvent| {
+        let client = client.clone();
+        let url = format!("{}{}", handle.base_url(), common::PATH);
+        async move {
+            let signed = LegacyHmacSigner::new(secret).unwrap().sign_event(&e).unwrap();
+            let mut request = client.post(url).header("content-type", "application/json");
+            for (name, value) in signed.headers() {
+                request = request.header(name, value);
+            }
+            let response = request.body(signed.body().as_bytes().to_vec()).send().await.unwrap();
+            response.status().as_u16()
+        }
+    };
+    let a = event("a");
+    assert_eq!(post(b"shared-secret-for-tests-0123456789", a.clone()).await, 200);
+    assert_eq!(post(b"shared-secret-for-tests-0123456789", a.clone()).await, 200);
+    assert_eq!(post(b"another-secret-entirely-0123456789", event("b")).await, 401);
+    // An RFC 9421 delivery to an HMAC registration: mode mismatch.
+    let signed = seller.sign(&handle, &event("c")).await;
+    assert_eq!(
+        send(&handle, &signed, None).await,
+        (401, Some("webhook_mode_mismatch".to_owned()))
+    );
+    let applied = upstream.seen.applied.lock().unwrap().clone();
+    assert_eq!(applied.len(), 1, "the retry was a duplicate");
+    assert_eq!(applied[0].0["x-adcp-verified-agent"], AGENT);
+    assert!(applied[0].0.get("x-adcp-verified-keyid").is_none());
+    assert_eq!(applied[0].0["x-adcp-idempotency-key"], a.idempotency_key().as_str());
+    handle.shutdown().await.unwrap();
+}
