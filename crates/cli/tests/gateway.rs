@@ -83,7 +83,7 @@ async fn upstream_failure_is_503_and_the_retry_is_forwarded_once() {
     assert!(upstream.applied_keys().is_empty());
 
     // Upstream too slow (over the 2 s timeout): 503 again.
-    *upstream.seen.delay.lock().unwrap() = Some(Duration::from_millis(2500));
+    *upstream.seen.delay.lock().unwrap() = Some(Duration::from_millis(4000));
     let second = seller.sign(&handle, &a).await;
     assert_eq!(send(&handle, &second, None).await, (503, None));
     *upstream.seen.delay.lock().unwrap() = None;
