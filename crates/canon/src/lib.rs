@@ -98,3 +98,8 @@ pub use error::{CanonError, Component, ErrorKind};
 pub use identity::{canonicalize, canonicalize_received, CanonicalUrl, HostKind, MAX_INPUT_LEN};
 pub use origin::canonicalize_origin;
 pub use profile::{Profile, UnknownProfile};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -92,3 +92,8 @@ pub use message::{HeaderBytes, Message};
 pub use sf::{BareValue, Parameters};
 pub use signature_header::{Signatures, MAX_SIGNATURE_LEN};
 pub use signature_input::{SignatureInput, SignatureParams, MAX_SIGNATURE_INPUT_LEN};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

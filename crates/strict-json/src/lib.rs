@@ -190,3 +190,8 @@ fn offset_of(json: &[u8], line: usize, column: usize) -> usize {
     }
     line_start.saturating_add(column.saturating_sub(1)).min(json.len())
 }
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

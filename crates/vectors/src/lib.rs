@@ -148,3 +148,8 @@ pub fn json_files(suite: &Path, relative: &str) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
