@@ -75,3 +75,8 @@ pub use identity::{
 pub use resolver::{DiscoveryError, HttpsKeyResolver, HttpsKeyResolverBuilder};
 pub use ssrf::{ReservedRange, SsrfError, SsrfPolicy};
 pub use trace::{DiscoveryTrace, StepOutcome, TraceStep};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

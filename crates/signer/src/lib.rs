@@ -113,3 +113,8 @@ pub use software::SoftwareSigner;
 // the types in this API.
 pub use adcp_sigbase::crypto::Algorithm;
 pub use adcp_strict_json::{DuplicateKeys, Limits};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

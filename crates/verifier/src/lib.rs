@@ -64,3 +64,8 @@ pub mod profile;
 pub mod replay;
 pub mod request_policy;
 pub mod verifier;
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
