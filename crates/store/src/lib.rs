@@ -258,3 +258,8 @@ pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store
         }),
     }
 }
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
