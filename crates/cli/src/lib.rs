@@ -10,3 +10,8 @@
 
 pub mod demo;
 pub mod gateway;
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
