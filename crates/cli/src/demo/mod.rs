@@ -19,7 +19,7 @@
 mod scenarios;
 mod upstream;
 
-pub use scenarios::{DemoReport, Expected, ScenarioResult};
+pub use scenarios::{DemoReport, Expected, ScenarioResult, COUNT, DUPLICATE, EXPECTED_APPLIED, FORWARDED, RETRY_LATER};
 
 use crate::gateway::{Gateway, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
