@@ -20,8 +20,13 @@ async fn adcp_sig(args: Vec<String>) -> Output {
         .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
 }
 
+/// A file of its own for every call: tests run in parallel, each with its
+/// own test CA, and must not read each other's.
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("resolve_cli-{}-{name}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let path =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("resolve_cli-{}-{n}-{name}", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
     path
 }
