@@ -2,7 +2,9 @@
 
 use crate::cli::ConformanceArgs;
 use crate::exit::Exit;
-use adcp_verify::conformance::run_suite;
+use adcp_verify::conformance::{run_suite_observed, RunMode};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 
 pub fn run(args: &ConformanceArgs) -> Exit {
     let Some(suite) = args.vectors.clone().or_else(adcp_vectors::dir) else {
@@ -16,7 +18,31 @@ pub fn run(args: &ConformanceArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let report = runtime.block_on(run_suite(&suite));
+    // Progress on a terminal only; piped output stays clean.
+    let bar = if std::io::stderr().is_terminal() && std::io::stdout().is_terminal() {
+        ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
+    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} vectors {msg}") {
+        bar.set_style(style);
+    }
+    let mut failed = 0usize;
+    let report = runtime.block_on(run_suite_observed(
+        &suite,
+        RunMode::Single,
+        &mut |outcome, done, total| {
+            failed += usize::from(!outcome.passed);
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(if failed == 0 {
+                String::new()
+            } else {
+                format!("({failed} failed)")
+            });
+        },
+    ));
+    bar.finish_and_clear();
     for problem in &report.manifest_problems {
         println!("MANIFEST {problem}");
     }

@@ -14,5 +14,5 @@ mod runner;
 mod vector;
 
 pub use manifest::{check_manifest, Manifest, MANIFEST_3_2_4};
-pub use runner::{run_file, run_file_in, run_suite, run_suite_in, Outcome, RunMode, SuiteReport};
+pub use runner::{run_file, run_file_in, run_suite, run_suite_in, run_suite_observed, Outcome, RunMode, SuiteReport};
 pub use vector::{Expected, Vector};

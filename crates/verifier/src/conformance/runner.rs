@@ -98,6 +98,16 @@ pub async fn run_suite(suite: &Path) -> SuiteReport {
 
 /// [`run_suite`], driving the checklist as `mode` says.
 pub async fn run_suite_in(suite: &Path, mode: RunMode) -> SuiteReport {
+    run_suite_observed(suite, mode, &mut |_, _, _| {}).await
+}
+
+/// [`run_suite_in`], calling `observe(outcome, done, total)` after every
+/// vector file (the HMAC fixture counts as one step), for progress display.
+pub async fn run_suite_observed(
+    suite: &Path,
+    mode: RunMode,
+    observe: &mut (dyn FnMut(&Outcome, usize, usize) + Send),
+) -> SuiteReport {
     let mut report = SuiteReport::default();
     match Manifest::parse(MANIFEST_3_2_4) {
         Ok(manifest) => {
@@ -107,7 +117,7 @@ pub async fn run_suite_in(suite: &Path, mode: RunMode) -> SuiteReport {
         }
         Err(e) => report.manifest_problems.push(e),
     }
-    for dir in [
+    let files: Vec<_> = [
         "webhook-signing/positive",
         "webhook-signing/negative",
         "request-signing/positive",
@@ -116,12 +126,21 @@ pub async fn run_suite_in(suite: &Path, mode: RunMode) -> SuiteReport {
         "request-signing/profile-3.2/negative",
         "request-signing/a2a/positive",
         "request-signing/a2a/negative",
-    ] {
-        for path in adcp_vectors::json_files(suite, dir) {
-            report.outcomes.push(run_file_in(suite, &path, None, mode).await);
-        }
+    ]
+    .into_iter()
+    .flat_map(|dir| adcp_vectors::json_files(suite, dir))
+    .collect();
+    let total = files.len() + 1;
+    for (i, path) in files.iter().enumerate() {
+        let outcome = run_file_in(suite, path, None, mode).await;
+        observe(&outcome, i + 1, total);
+        report.outcomes.push(outcome);
     }
-    report.outcomes.extend(super::hmac_fixture::run(suite));
+    let hmac = super::hmac_fixture::run(suite);
+    if let Some(last) = hmac.last() {
+        observe(last, total, total);
+    }
+    report.outcomes.extend(hmac);
     report
 }
 
