@@ -98,6 +98,11 @@ fn ascii_host_into(host: &[u8], base: usize, out: &mut Vec<u8>) -> Result<HostKi
     }
     let start = out.len();
     out.extend(name.iter().map(u8::to_ascii_lowercase));
+    // The common case, a plain LDH name, is one UTS-46 leaves unchanged:
+    // skip the mapping (a property test keeps the two in agreement).
+    if is_plain_ldh_name(&out[start..]) {
+        return Ok(HostKind::Domain);
+    }
     // UTS-46 ToASCII on the lowercased name. For ASCII input lowercasing
     // first is exactly UTS-46's own mapping, and it lets a valid name pass
     // through without allocating. The root dot was removed above, so the
@@ -112,6 +117,22 @@ fn ascii_host_into(host: &[u8], base: usize, out: &mut Vec<u8>) -> Result<HostKi
         out.extend_from_slice(s.as_bytes());
     }
     Ok(HostKind::Domain)
+}
+
+/// Whether UTS-46 ToASCII (STD3 rules, hyphen checks, DNS lengths) leaves
+/// this lowercase ASCII name unchanged and accepts it: every label 1–63
+/// bytes of `a-z 0-9 -`, not starting or ending with `-`, without `--` in
+/// its third and fourth positions (which also excludes `xn--` A-labels,
+/// whose Punycode UTS-46 must check), and at most 253 bytes in all.
+fn is_plain_ldh_name(name: &[u8]) -> bool {
+    name.len() <= 253
+        && name.split(|&b| b == b'.').all(|label| {
+            (1..=63).contains(&label.len())
+                && label.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && label.first() != Some(&b'-')
+                && label.last() != Some(&b'-')
+                && label.get(2..4) != Some(b"--")
+        })
 }
 
 /// Offset of the first empty label (leading dot or `..`), ignoring one
@@ -177,6 +198,56 @@ mod tests {
         }
         for no in ["example.com", "a.0xg", "1.2.3.4a", "x1"] {
             assert!(!ends_in_number(no.as_bytes()), "{no}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod ldh_fast_path_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn uts46_unchanged(name: &[u8]) -> bool {
+        matches!(
+            UTS46.to_ascii(name, AsciiDenyList::STD3, Hyphens::Check, DnsLength::Verify),
+            Ok(Cow::Borrowed(_))
+        )
+    }
+
+    #[test]
+    fn edge_cases_agree_with_uts46() {
+        for name in [
+            &b"buyer.example.com"[..],
+            b"a",
+            b"a-b.c",
+            b"-a.b",
+            b"a-.b",
+            b"ab--c.d",
+            b"xn--bcher-kva.example",
+            b"xn--x.example",
+            b"a..b",
+            b"",
+            &[b'a'; 63],
+            &[b'a'; 64],
+        ] {
+            if is_plain_ldh_name(name) {
+                assert!(uts46_unchanged(name), "{:?}", String::from_utf8_lossy(name));
+            }
+        }
+        let long = [&[b'a'; 63][..], b".", &[b'b'; 63], b".", &[b'c'; 63], b".", &[b'd'; 61]].concat();
+        assert_eq!(long.len(), 253);
+        assert!(is_plain_ldh_name(&long) && uts46_unchanged(&long));
+        let longer = [&long[..], b"d"].concat();
+        assert!(!is_plain_ldh_name(&longer));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+        #[test]
+        fn the_fast_path_only_answers_where_uts46_leaves_the_name_unchanged(name in "[a-z0-9-]{1,12}(\\.[a-z0-9-]{1,12}){0,3}") {
+            if is_plain_ldh_name(name.as_bytes()) {
+                prop_assert!(uts46_unchanged(name.as_bytes()), "{}", name);
+            }
         }
     }
 }
