@@ -52,6 +52,7 @@ pub use run::run;
 
 use adcp_store::idempotency::SenderKey;
 use adcp_store::Store;
+use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
 use adcp_verify::keys::KeyResolver;
 use adcp_verify::legacy::WebhookAuthMode;
 use adcp_webhook::receiver::{Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES};
@@ -161,9 +162,16 @@ impl Gateway {
             scheme: public.as_ref().map_or_else(|| "http".to_owned(), |(s, _)| s.clone()),
             ..ReceiverConfig::default()
         };
+        // New-keyid admission-pressure alarms (spec "Webhook replay dedup
+        // sizing"), required on webhook receivers: thresholds from the
+        // ADCP_ADMISSION_* variables, starting values where unset (flagged,
+        // so `threshold_tuning_overdue` fires if they are never tuned).
+        let thresholds = AdmissionThresholds::from_env_or_starting_values(AdmissionThresholds::ENV_PREFIX)
+            .map_err(|e| format!("admission thresholds: {e}"))?;
         let receiver = Receiver::builder_with_store(keys, Arc::new(Arc::clone(&store)))
             .mode(options.mode, options.legacy_sender)
             .config(config)
+            .admission_monitor(AdmissionMonitor::new(thresholds))
             .build()
             .map_err(|e| e.to_string())?;
         let upstream = Upstream::new(options.upstream, options.upstream_timeout)?;
