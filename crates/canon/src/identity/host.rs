@@ -128,7 +128,9 @@ fn is_plain_ldh_name(name: &[u8]) -> bool {
     name.len() <= 253
         && name.split(|&b| b == b'.').all(|label| {
             (1..=63).contains(&label.len())
-                && label.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && label
+                    .iter()
+                    .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
                 && label.first() != Some(&b'-')
                 && label.last() != Some(&b'-')
                 && label.get(2..4) != Some(b"--")
