@@ -368,7 +368,9 @@ impl HttpsKeyResolverBuilder {
 
 /// One JWKS snapshot.
 struct Snapshot {
-    keys: HashMap<String, Arc<ResolvedKey>>,
+    /// foldhash: cached lookups are the hot path, and keys come from the
+    /// seller's own JWKS.
+    keys: HashMap<String, Arc<ResolvedKey>, foldhash::quality::RandomState>,
     jwks: Jwks,
     jwks_uri: Option<Url>,
     expires_at: i64,
@@ -550,7 +552,7 @@ impl HttpsKeyResolver {
                 let ttl = self.ttl().await;
                 let jwks_uri = resolution.jwks_uri().cloned();
                 let agent = resolution.agent_entry.url.clone();
-                let mut keys = HashMap::new();
+                let mut keys = HashMap::default();
                 if let Some(arr) = resolution.jwks_json.get("keys").and_then(|k| k.as_array()) {
                     for jwk in arr {
                         if let Some(key) = ResolvedKey::from_jwk_json(jwk, agent.clone()) {
