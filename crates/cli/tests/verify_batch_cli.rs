@@ -256,3 +256,33 @@ fn an_all_good_batch_exits_0_and_a_late_clock_rejects_everything() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn compare_bare_reports_the_bare_rate_of_the_same_requests() {
+    let dir = scratch("bare");
+    let (jwks, lines) = signed_lines(&dir, 5);
+    let file = dir.join("requests.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    for batch in ["1", "4"] {
+        let out = adcp_sig(&[
+            "verify-batch",
+            "--profile",
+            "webhook",
+            "--jwks",
+            s(&jwks),
+            "--requests",
+            s(&file),
+            "--batch",
+            batch,
+            "--compare-bare",
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+        let values: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let bare = values.last().unwrap();
+        assert_eq!(bare["bare_signatures"], 5, "{bare}");
+        assert!(bare["bare_requests_per_second"].as_f64().unwrap() > 0.0);
+        let ratio = bare["ratio_to_bare"].as_f64().unwrap();
+        assert!(ratio.is_finite() && ratio > 0.0, "{bare}");
+    }
+}
