@@ -293,9 +293,45 @@ fn mean_ns(function: &str) -> Option<f64> {
     adcp_test_support::criterion_mean_ns(Path::new(env!("CARGO_MANIFEST_DIR")), &format!("{GROUP}/{function}"))
 }
 
+/// The benchmarked configuration runs every check: a tampered body and a
+/// tampered signature of a pool request must be rejected, through both the
+/// single and the batch path, before anything is timed.
+fn assert_rejects_tampering(case: &Case) {
+    let resolver = StaticKeyResolver::new().with_jwks(&case.jwks, "https://seller.example/agent");
+    let fresh = || -> Bench {
+        Verifier::new(
+            Profile::webhook_v1(),
+            resolver.clone(),
+            MemoryReplayStore::webhook(),
+            FixedClock(case.now),
+        )
+    };
+    let body = case.body.replacen('}', ",\"x\":1}", 1);
+    let mut headers = case.pool[0].clone();
+    let (_, value) = headers.iter_mut().find(|(n, _)| n == "Signature").unwrap();
+    let at = value.len() / 2;
+    let c = if &value[at..=at] == "A" { "B" } else { "A" };
+    value.replace_range(at..=at, c);
+    let tampered_body = message(&case.url, &case.pool[1], &body);
+    let tampered_signature = message(&case.url, &headers, &case.body);
+    for msg in [&tampered_body, &tampered_signature] {
+        assert!(
+            run_now(fresh().verify(msg)).is_err(),
+            "the benchmarked verifier accepted a tampered request"
+        );
+    }
+    let batch = run_now(fresh().verify_batch(&[tampered_body.clone(), tampered_signature.clone()]));
+    assert!(
+        batch.iter().all(Result::is_err),
+        "the batch path accepted a tampered request"
+    );
+}
+
 fn main() {
     let ed = load("webhook-signing/positive/001-basic-post.json");
     let es = load("webhook-signing/positive/002-es256-post.json");
+    assert_rejects_tampering(&ed);
+    assert_rejects_tampering(&es);
 
     let ed_key = ed25519_dalek::VerifyingKey::from_bytes(&b64url(&ed.jwk["x"]).try_into().unwrap()).unwrap();
     let ed_sig = ed25519_dalek::Signature::from_slice(&ed.signature).unwrap();
