@@ -3,6 +3,7 @@
 //! Exit codes are the same for every subcommand: 0 when everything was
 //! accepted, 1 when something was rejected or a check failed, 2 for usage
 //! or I/O errors.
+#![forbid(unsafe_code)]
 
 mod cli;
 mod commands;

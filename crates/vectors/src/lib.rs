@@ -12,6 +12,7 @@
 //!     None => eprintln!("conformance suite not found; tests that need it skip outside CI"),
 //! }
 //! ```
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 
