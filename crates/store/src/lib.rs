@@ -13,6 +13,8 @@
 //!   (`postgres::PostgresStore`).
 //! - `redis` (feature `redis`): a shared tier on Redis with AOF persistence,
 //!   standalone or Redis Cluster (`redis::RedisStore`).
+//! - [`memory`] (always): process memory, **not conformant** (a restart
+//!   forgets every claim); for benchmarks, tests and demos.
 //!
 //! Every store fails closed: when the backend cannot answer, operations
 //! return a retryable error (`StoreError` / [`IdempotencyError::Unavailable`](idempotency::IdempotencyError::Unavailable))
@@ -61,6 +63,7 @@
 #![forbid(unsafe_code)]
 
 pub mod idempotency;
+pub mod memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
@@ -86,7 +89,9 @@ impl<T: ReplayStore + IdempotencyStore + ?Sized> Store for T {}
 /// - `redis://…` / `rediss://…`: a Redis server;
 /// - `redis+cluster://host:port,host:port,…` (or `rediss+cluster://`): a
 ///   Redis Cluster, given by one or more seed nodes;
-/// - `postgres://…` / `postgresql://…`: a PostgreSQL database.
+/// - `postgres://…` / `postgresql://…`: a PostgreSQL database;
+/// - `memory:` (also `memory`): process memory ([`memory::MemoryStore`]),
+///   not conformant for production (nothing survives a restart).
 ///
 /// ```
 /// use adcp_store::StoreUrl;
@@ -94,6 +99,7 @@ impl<T: ReplayStore + IdempotencyStore + ?Sized> Store for T {}
 /// let url: StoreUrl = "sqlite:/var/lib/adcp/dedup.sqlite".parse()?;
 /// assert_eq!(url, StoreUrl::Sqlite("/var/lib/adcp/dedup.sqlite".into()));
 /// assert!(matches!("postgres://adcp@db/adcp".parse()?, StoreUrl::Postgres(_)));
+/// assert_eq!("memory:".parse::<StoreUrl>()?, StoreUrl::Memory);
 /// assert!("mysql://db".parse::<StoreUrl>().is_err());
 /// # Ok::<(), adcp_store::idempotency::ConfigError>(())
 /// ```
@@ -105,6 +111,8 @@ pub enum StoreUrl {
     Redis(String),
     /// A PostgreSQL connection URL, verbatim.
     Postgres(String),
+    /// Process memory: benchmarks, tests and demos only.
+    Memory,
 }
 
 impl FromStr for StoreUrl {
@@ -126,9 +134,12 @@ impl FromStr for StoreUrl {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             return Ok(Self::Postgres(s.to_owned()));
         }
+        if matches!(s, "memory" | "memory:") {
+            return Ok(Self::Memory);
+        }
         let scheme = s.split(':').next().unwrap_or_default();
         Err(ConfigError::Url(format!(
-            "unsupported scheme {scheme:?} (expected sqlite:, redis://, redis+cluster://, postgres://)"
+            "unsupported scheme {scheme:?} (expected sqlite:, redis://, redis+cluster://, postgres://, memory:)"
         )))
     }
 }
@@ -141,6 +152,7 @@ impl StoreUrl {
             Self::Sqlite(_) => "sqlite",
             Self::Redis(_) => "redis",
             Self::Postgres(_) => "postgres",
+            Self::Memory => "memory",
         }
     }
 }
@@ -251,6 +263,13 @@ pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store
             )
             .await?;
             Ok(Arc::new(store))
+        }
+        StoreUrl::Memory => {
+            tracing::warn!(
+                target: "adcp_store",
+                "in-memory store: claims and replay entries are lost on restart (not conformant outside tests and benchmarks)"
+            );
+            Ok(Arc::new(memory::MemoryStore::new(options.replay_limits, options.idempotency)?))
         }
         #[allow(unreachable_patterns)] // every backend compiled in
         other => Err(ConfigError::FeatureDisabled {
