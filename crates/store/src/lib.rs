@@ -269,7 +269,10 @@ pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store
                 target: "adcp_store",
                 "in-memory store: claims and replay entries are lost on restart (not conformant outside tests and benchmarks)"
             );
-            Ok(Arc::new(memory::MemoryStore::new(options.replay_limits, options.idempotency)?))
+            Ok(Arc::new(memory::MemoryStore::new(
+                options.replay_limits,
+                options.idempotency,
+            )?))
         }
         #[allow(unreachable_patterns)] // every backend compiled in
         other => Err(ConfigError::FeatureDisabled {
