@@ -1,0 +1,207 @@
+//! `adcp-loadgen`: a counting sink, a baseline server and a load generator
+//! for the verifying gateway. See the library documentation
+//! (`adcp_loadgen`) and `docs/performance.md`.
+#![forbid(unsafe_code)]
+
+use adcp_loadgen::run::{KeySource, Pace, RunOptions};
+use adcp_loadgen::Error;
+use clap::{Args, Parser, Subcommand};
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Load generation for the adcp-sig verifying gateway.
+#[derive(Debug, Parser)]
+#[command(name = "adcp-loadgen", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// A counting upstream: answers POSTs 200, counts requests and distinct
+    /// X-Adcp-Idempotency-Key values; GET /stats returns them as JSON.
+    Sink {
+        /// Address to listen on (port 0: a free port; the address is
+        /// printed on stdout as `listening on http://ADDR`).
+        #[arg(long, value_name = "ADDR")]
+        listen: SocketAddr,
+    },
+    /// The baseline: the same axum/hyper stack answering 200 after reading
+    /// the body, verifying nothing.
+    Bare {
+        /// Address to listen on (port 0: a free port, printed on stdout).
+        #[arg(long, value_name = "ADDR")]
+        listen: SocketAddr,
+    },
+    /// Send signed webhooks and report throughput, latency and accounting.
+    Run(Box<RunArgs>),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Target URL (http://); repeat for several gateways. Each request is
+    /// signed for the URL it is sent to.
+    #[arg(long = "url", value_name = "URL", required = true)]
+    urls: Vec<String>,
+    /// The seller's private JWK (adcp-sig keygen --out-private).
+    #[arg(long, value_name = "FILE", conflicts_with = "generate_key")]
+    key: Option<PathBuf>,
+    /// Generate an Ed25519 key; its public JWKS goes to --jwks-out.
+    #[arg(long, requires = "jwks_out")]
+    generate_key: bool,
+    /// Where --generate-key writes the public JWKS.
+    #[arg(long, value_name = "FILE")]
+    jwks_out: Option<PathBuf>,
+    /// Constant arrival rate, requests per second.
+    #[arg(long, value_name = "N", conflicts_with = "max", required_unless_present = "max")]
+    rate: Option<f64>,
+    /// As fast as the targets answer.
+    #[arg(long)]
+    max: bool,
+    /// Length of the timed phase, seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    duration: f64,
+    /// Concurrent workers, each with one keep-alive connection per URL.
+    #[arg(long, value_name = "C", default_value_t = 16)]
+    connections: usize,
+    /// Approximate body size in bytes.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    body_bytes: usize,
+    /// Fraction of requests re-delivering an earlier event (fresh
+    /// signature, another URL when there are several).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.10)]
+    duplicates: f64,
+    /// Fraction of requests with one body byte changed after signing.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
+    tampered: f64,
+    /// Sign every request before the timed phase (runs under ~4 minutes:
+    /// signatures are valid 300 s).
+    #[arg(long)]
+    presign: bool,
+    /// With --presign --max: how many requests to sign [default:
+    /// duration × 12000].
+    #[arg(long, value_name = "N")]
+    requests: Option<u64>,
+    /// Print and record a time series every SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    sample_secs: Option<f64>,
+    /// Sample the RSS of this process (repeatable).
+    #[arg(long = "watch-pid", value_name = "PID")]
+    watch_pids: Vec<u32>,
+    /// Base URL of the sink (for GET /stats and the accounting).
+    #[arg(long, value_name = "URL")]
+    sink: Option<String>,
+    /// Per-request timeout, seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    timeout: f64,
+    /// Seed of the request mix.
+    #[arg(long, default_value_t = 0x00AD_C951_6000)]
+    seed: u64,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Also write the Markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: tokio runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(dispatch(cli.command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn announce(addr: SocketAddr) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on http://{addr}")?;
+    out.flush()?;
+    Ok(())
+}
+
+async fn dispatch(command: Command) -> Result<ExitCode, Error> {
+    match command {
+        Command::Sink { listen } => {
+            let sink = adcp_loadgen::sink::Sink::start(listen).await?;
+            announce(sink.local_addr())?;
+            tokio::select! {
+                r = sink.wait() => r?,
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bare { listen } => {
+            let listener = adcp_loadgen::bare::bind(listen).await?;
+            announce(listener.local_addr()?)?;
+            tokio::select! {
+                r = adcp_loadgen::bare::serve(listener) => r?,
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run(args) => run(*args).await,
+    }
+}
+
+fn seconds(name: &str, secs: f64) -> Result<Duration, Error> {
+    Duration::try_from_secs_f64(secs).map_err(|_| Error::new(format!("{name}: {secs} is not a duration")))
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode, Error> {
+    let key = match (args.key, args.generate_key, args.jwks_out) {
+        (Some(path), false, _) => KeySource::JwkFile(path),
+        (None, true, Some(jwks_out)) => KeySource::Generate { jwks_out },
+        _ => return Err(Error::new("give --key FILE, or --generate-key --jwks-out FILE")),
+    };
+    let mut options = RunOptions::new(args.urls);
+    options.key = key;
+    options.pace = match args.rate {
+        Some(rate) => Pace::Rate(rate),
+        None => Pace::Max,
+    };
+    options.duration = seconds("--duration", args.duration)?;
+    options.connections = args.connections;
+    options.body_bytes = args.body_bytes;
+    options.duplicates = args.duplicates;
+    options.tampered = args.tampered;
+    options.presign = args.presign;
+    options.requests = args.requests;
+    options.sample = args.sample_secs.map(|s| seconds("--sample-secs", s)).transpose()?;
+    options.watch_pids = args.watch_pids;
+    options.sink = args.sink;
+    options.timeout = seconds("--timeout", args.timeout)?;
+    options.seed = args.seed;
+    options.progress = !args.json;
+    let report = adcp_loadgen::run::run(options).await?;
+    if let Some(path) = &args.report {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, report.render_markdown()).map_err(|e| Error::new(format!("{}: {e}", path.display())))?;
+    }
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.render_text());
+    }
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
