@@ -418,6 +418,102 @@ pub(crate) fn decide_claim(
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// What a claim answers, for a backend that reads the live record and then
+/// writes inside one transaction ([`plan_claim`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClaimStep {
+    /// Answer without writing.
+    Answer(ClaimOutcome),
+    /// Write the claim, then answer [`ClaimWrite::outcome`].
+    Write(ClaimWrite),
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// A claim to write: a fresh record (generation 1, attempt 1) or the
+/// takeover of an expired lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClaimWrite {
+    /// The claim handed out; its lease ends at `now + lease`.
+    pub(crate) claim: Claim,
+    /// `now + window`: a fresh record's expiry, the least a taken-over
+    /// record keeps.
+    pub(crate) expires_at: i64,
+    /// `true` to take over the existing record, `false` to insert one.
+    pub(crate) takeover: bool,
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl ClaimWrite {
+    /// The answer once the write is applied.
+    pub(crate) fn outcome(&self) -> ClaimOutcome {
+        ClaimOutcome::Claimed(self.claim)
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// [`decide_claim`] against the stored `existing` record (compared with the
+/// claim's `fingerprint`), with the lease and expiry of the claim to write.
+pub(crate) fn plan_claim(
+    existing: Option<&IdempotencyRecord>,
+    fingerprint: &[u8],
+    sender_live: u64,
+    config: &IdempotencyConfig,
+    now: i64,
+) -> ClaimStep {
+    let decision = decide_claim(
+        existing.map(|r| (r, r.fingerprint == fingerprint)),
+        sender_live,
+        config,
+        now,
+    );
+    let (token, attempt, takeover) = match decision {
+        ClaimDecision::Answer(outcome) => return ClaimStep::Answer(outcome),
+        ClaimDecision::Insert => (1, 1, false),
+        ClaimDecision::TakeOver { token, attempt } => (token, attempt, true),
+    };
+    ClaimStep::Write(ClaimWrite {
+        claim: Claim {
+            token: ClaimToken(token),
+            attempt,
+            lease_expires_at: now.saturating_add(config.lease_secs),
+        },
+        expires_at: now.saturating_add(config.window_secs),
+        takeover,
+    })
+}
+
+/// A stored record from its columns, in the order the SQL backends select
+/// them: `fingerprint`, `completed`, then the integers `token` (2),
+/// `attempt` (3), `lease_expires_at` (4), `completed_at` (5), `created_at`
+/// (6) and `expires_at` (7), read by `int`.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn record_from_columns<E>(
+    fingerprint: Vec<u8>,
+    completed: bool,
+    int: impl Fn(usize) -> Result<i64, E>,
+) -> Result<IdempotencyRecord, E> {
+    let token = ClaimToken(int(2)?);
+    let state = if completed {
+        RecordState::Completed {
+            token,
+            completed_at: int(5)?,
+        }
+    } else {
+        RecordState::Claimed {
+            token,
+            attempt: u32::try_from(int(3)?).unwrap_or(u32::MAX),
+            lease_expires_at: int(4)?,
+        }
+    };
+    Ok(IdempotencyRecord {
+        state,
+        fingerprint,
+        created_at: int(6)?,
+        expires_at: int(7)?,
+    })
+}
+
 /// The records of one sender, by idempotency key.
 type SenderRecords = HashMap<String, IdempotencyRecord>;
 

@@ -23,8 +23,8 @@
 //! server is back.
 
 use crate::idempotency::{
-    decide_claim, Claim, ClaimDecision, ClaimOutcome, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig,
-    IdempotencyError, IdempotencyRecord, IdempotencyStore, RecordState, SenderKey,
+    plan_claim, record_from_columns, ClaimOutcome, ClaimStep, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig,
+    IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
@@ -410,26 +410,7 @@ impl ReplayStore for PostgresStore {
 }
 
 fn read_record(row: &Row) -> Result<IdempotencyRecord, tokio_postgres::Error> {
-    let completed: bool = row.try_get(1)?;
-    let token = ClaimToken(row.try_get(2)?);
-    let state = if completed {
-        RecordState::Completed {
-            token,
-            completed_at: row.try_get(5)?,
-        }
-    } else {
-        RecordState::Claimed {
-            token,
-            attempt: u32::try_from(row.try_get::<_, i64>(3)?).unwrap_or(u32::MAX),
-            lease_expires_at: row.try_get(4)?,
-        }
-    };
-    Ok(IdempotencyRecord {
-        state,
-        fingerprint: row.try_get(0)?,
-        created_at: row.try_get(6)?,
-        expires_at: row.try_get(7)?,
-    })
+    record_from_columns(row.try_get(0)?, row.try_get(1)?, |i| row.try_get(i))
 }
 
 #[async_trait]
@@ -462,9 +443,7 @@ impl IdempotencyStore for PostgresStore {
                     .transpose()
                     .map_err(pg)?;
                 if let Some(record) = &existing {
-                    if let ClaimDecision::Answer(outcome) =
-                        decide_claim(Some((record, record.fingerprint == fingerprint)), 0, &config, now)
-                    {
+                    if let ClaimStep::Answer(outcome) = plan_claim(Some(record), &fingerprint, 0, &config, now) {
                         return Ok(outcome);
                     }
                 }
@@ -487,48 +466,40 @@ impl IdempotencyStore for PostgresStore {
                     .map(|row| read_record(&row))
                     .transpose()
                     .map_err(pg)?;
-                let decision = decide_claim(
-                    existing.as_ref().map(|r| (r, r.fingerprint == fingerprint)),
-                    u64::try_from(sender_live).unwrap_or(0),
-                    &config,
-                    now,
-                );
-                let lease_expires_at = now.saturating_add(config.lease_secs);
-                let expires_at = now.saturating_add(config.window_secs);
-                let outcome = match decision {
-                    ClaimDecision::Answer(outcome) => outcome,
-                    ClaimDecision::Insert => {
-                        tx.execute(
-                            &sql.idem_insert,
-                            &[&sender, &idem_key, &fingerprint, &lease_expires_at, &now, &expires_at],
-                        )
-                        .await
-                        .map_err(pg)?;
-                        ClaimOutcome::Claimed(Claim {
-                            token: ClaimToken(1),
-                            attempt: 1,
-                            lease_expires_at,
-                        })
-                    }
-                    ClaimDecision::TakeOver { token, attempt } => {
+                let sender_live = u64::try_from(sender_live).unwrap_or(0);
+                let outcome = match plan_claim(existing.as_ref(), &fingerprint, sender_live, &config, now) {
+                    ClaimStep::Answer(outcome) => outcome,
+                    ClaimStep::Write(write) if write.takeover => {
                         tx.execute(
                             &sql.idem_takeover,
                             &[
                                 &sender,
                                 &idem_key,
-                                &token,
-                                &i64::from(attempt),
-                                &lease_expires_at,
-                                &expires_at,
+                                &write.claim.token.0,
+                                &i64::from(write.claim.attempt),
+                                &write.claim.lease_expires_at,
+                                &write.expires_at,
                             ],
                         )
                         .await
                         .map_err(pg)?;
-                        ClaimOutcome::Claimed(Claim {
-                            token: ClaimToken(token),
-                            attempt,
-                            lease_expires_at,
-                        })
+                        write.outcome()
+                    }
+                    ClaimStep::Write(write) => {
+                        tx.execute(
+                            &sql.idem_insert,
+                            &[
+                                &sender,
+                                &idem_key,
+                                &fingerprint,
+                                &write.claim.lease_expires_at,
+                                &now,
+                                &write.expires_at,
+                            ],
+                        )
+                        .await
+                        .map_err(pg)?;
+                        write.outcome()
                     }
                 };
                 tx.commit().await.map_err(pg)?;

@@ -21,8 +21,8 @@
 //! (`spawn_blocking`); outside a tokio runtime they run inline.
 
 use crate::idempotency::{
-    decide_claim, Claim, ClaimDecision, ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint,
-    IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, RecordState, SenderKey,
+    plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ConfigError, Fingerprint,
+    IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
@@ -336,26 +336,7 @@ const SELECT_RECORD: &str = "SELECT fingerprint, completed, token, attempt, leas
     expires_at FROM adcp_idempotency WHERE sender = ?1 AND key = ?2 AND expires_at >= ?3";
 
 fn read_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<IdempotencyRecord> {
-    let completed: bool = row.get(1)?;
-    let token = ClaimToken(row.get(2)?);
-    let state = if completed {
-        RecordState::Completed {
-            token,
-            completed_at: row.get(5)?,
-        }
-    } else {
-        RecordState::Claimed {
-            token,
-            attempt: u32::try_from(row.get::<_, i64>(3)?).unwrap_or(u32::MAX),
-            lease_expires_at: row.get(4)?,
-        }
-    };
-    Ok(IdempotencyRecord {
-        state,
-        fingerprint: row.get(0)?,
-        created_at: row.get(6)?,
-        expires_at: row.get(7)?,
-    })
+    record_from_columns(row.get(0)?, row.get(1)?, |i| row.get(i))
 }
 
 fn unavailable(e: String) -> IdempotencyError {
@@ -382,41 +363,39 @@ fn claim_in(
         )
         .optional()?
         .map_or(0, |n| u64::try_from(n).unwrap_or(0));
-    let decision = decide_claim(
-        existing.as_ref().map(|r| (r, r.fingerprint == fingerprint)),
-        sender_live,
-        config,
-        now,
-    );
-    let lease_expires_at = now.saturating_add(config.lease_secs);
-    let expires_at = now.saturating_add(config.window_secs);
-    let outcome = match decision {
-        ClaimDecision::Answer(outcome) => outcome,
-        ClaimDecision::Insert => {
-            tx.execute(
-                "INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
-                        lease_expires_at, completed_at, created_at, expires_at)
-                     VALUES (?1, ?2, ?3, 0, 1, 1, ?4, 0, ?5, ?6)",
-                params![sender, idem_key, fingerprint, lease_expires_at, now, expires_at],
-            )?;
-            ClaimOutcome::Claimed(Claim {
-                token: ClaimToken(1),
-                attempt: 1,
-                lease_expires_at,
-            })
-        }
-        ClaimDecision::TakeOver { token, attempt } => {
+    let outcome = match plan_claim(existing.as_ref(), fingerprint, sender_live, config, now) {
+        ClaimStep::Answer(outcome) => outcome,
+        ClaimStep::Write(write) if write.takeover => {
             tx.execute(
                 "UPDATE adcp_idempotency SET token = ?3, attempt = ?4, lease_expires_at = ?5,
                         expires_at = MAX(expires_at, ?6)
                      WHERE sender = ?1 AND key = ?2",
-                params![sender, idem_key, token, attempt, lease_expires_at, expires_at],
+                params![
+                    sender,
+                    idem_key,
+                    write.claim.token.0,
+                    write.claim.attempt,
+                    write.claim.lease_expires_at,
+                    write.expires_at
+                ],
             )?;
-            ClaimOutcome::Claimed(Claim {
-                token: ClaimToken(token),
-                attempt,
-                lease_expires_at,
-            })
+            write.outcome()
+        }
+        ClaimStep::Write(write) => {
+            tx.execute(
+                "INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
+                        lease_expires_at, completed_at, created_at, expires_at)
+                     VALUES (?1, ?2, ?3, 0, 1, 1, ?4, 0, ?5, ?6)",
+                params![
+                    sender,
+                    idem_key,
+                    fingerprint,
+                    write.claim.lease_expires_at,
+                    now,
+                    write.expires_at
+                ],
+            )?;
+            write.outcome()
         }
     };
     Ok(outcome)
