@@ -16,6 +16,10 @@ use std::time::Duration;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8790";
 /// Default store: an SQLite file in the working directory.
 pub const DEFAULT_STORE: &str = "sqlite:adcp-gateway.sqlite";
+/// Default bound on one store operation, in seconds.
+pub const DEFAULT_STORE_TIMEOUT_SECS: u64 = 5;
+/// Default claim lease, in seconds.
+pub const DEFAULT_CLAIM_LEASE_SECS: u64 = 60;
 /// The environment variable holding the HMAC secret itself.
 pub const HMAC_SECRET_ENV: &str = "ADCP_GATEWAY_HMAC_SECRET";
 
@@ -75,6 +79,26 @@ pub struct GatewayArgs {
     /// Largest webhook body accepted, in bytes [default: 1048576].
     #[arg(long, value_name = "BYTES", env = "ADCP_GATEWAY_MAX_BODY_BYTES")]
     pub max_body_bytes: Option<usize>,
+    /// Seconds one store operation may take (connecting included) before
+    /// the webhook is answered 503 [default: 5].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_STORE_TIMEOUT")]
+    pub store_timeout: Option<u64>,
+    /// Seconds a claimed event stays exclusive to the gateway forwarding
+    /// it; longer than --upstream-timeout [default: 60].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_CLAIM_LEASE")]
+    pub claim_lease: Option<u64>,
+    /// Seconds a client may take to send a request's headers; an idle
+    /// keep-alive connection is closed after as long [default: 10].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_HEADER_TIMEOUT")]
+    pub header_timeout: Option<u64>,
+    /// Seconds a client may take to send a request's body; then 408
+    /// [default: 30].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_BODY_TIMEOUT")]
+    pub body_timeout: Option<u64>,
+    /// Most webhook requests handled at once; beyond it 503 with
+    /// Retry-After: 1 [default: 512].
+    #[arg(long, value_name = "N", env = "ADCP_GATEWAY_MAX_CONCURRENCY")]
+    pub max_concurrency: Option<usize>,
     /// No per-request line on stderr.
     #[arg(long, env = "ADCP_GATEWAY_QUIET")]
     pub quiet: bool,
@@ -164,6 +188,16 @@ pub struct FileConfig {
     pub upstream_timeout: Option<u64>,
     /// `max_body_bytes = 1048576`.
     pub max_body_bytes: Option<usize>,
+    /// `store_timeout = 5` (seconds).
+    pub store_timeout: Option<u64>,
+    /// `claim_lease = 60` (seconds).
+    pub claim_lease: Option<u64>,
+    /// `header_timeout = 10` (seconds).
+    pub header_timeout: Option<u64>,
+    /// `body_timeout = 30` (seconds).
+    pub body_timeout: Option<u64>,
+    /// `max_concurrency = 512`.
+    pub max_concurrency: Option<usize>,
 }
 
 /// Where the seller keys come from.
@@ -205,6 +239,16 @@ pub struct GatewayConfig {
     pub upstream_timeout: Duration,
     /// Body limit.
     pub max_body_bytes: usize,
+    /// Bound on one store operation.
+    pub store_timeout: Duration,
+    /// How long a claim is exclusive (seconds).
+    pub claim_lease: Duration,
+    /// Bound on receiving a request's headers.
+    pub header_timeout: Duration,
+    /// Bound on receiving a request's body.
+    pub body_timeout: Duration,
+    /// Most webhook requests handled at once.
+    pub max_concurrency: usize,
     /// One stderr line per webhook (off with `--quiet`).
     pub access_log: bool,
     /// Test-only discovery overrides.
@@ -224,6 +268,11 @@ impl std::fmt::Debug for GatewayConfig {
             .field("hmac_sender", &self.hmac_sender)
             .field("upstream_timeout", &self.upstream_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("store_timeout", &self.store_timeout)
+            .field("claim_lease", &self.claim_lease)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_concurrency", &self.max_concurrency)
             .field("access_log", &self.access_log)
             .field("test_network", &self.test_network)
             .finish()
@@ -311,6 +360,32 @@ impl GatewayConfig {
             .clone()
             .or(file.store)
             .unwrap_or_else(|| DEFAULT_STORE.to_owned());
+        let seconds = |flag: &str, value: Option<u64>, default: u64| match value.unwrap_or(default) {
+            0 => Err(format!("--{flag} must be at least 1 second")),
+            secs => Ok(Duration::from_secs(secs)),
+        };
+        let upstream_timeout = seconds("upstream-timeout", args.upstream_timeout.or(file.upstream_timeout), 10)?;
+        let claim_lease = seconds(
+            "claim-lease",
+            args.claim_lease.or(file.claim_lease),
+            DEFAULT_CLAIM_LEASE_SECS,
+        )?;
+        if claim_lease <= upstream_timeout {
+            // A lease ending while the upstream may still be applying the
+            // event lets another gateway (or a retry) forward it again.
+            return Err(format!(
+                "--claim-lease ({} s) must be longer than --upstream-timeout ({} s)",
+                claim_lease.as_secs(),
+                upstream_timeout.as_secs()
+            ));
+        }
+        let max_concurrency = args
+            .max_concurrency
+            .or(file.max_concurrency)
+            .unwrap_or(super::DEFAULT_MAX_CONCURRENCY);
+        if max_concurrency == 0 {
+            return Err("--max-concurrency must be at least 1".into());
+        }
         Ok(Self {
             listen,
             upstream,
@@ -324,11 +399,28 @@ impl GatewayConfig {
             public_url: args.public_url.clone().or(file.public_url),
             hmac_secret,
             hmac_sender,
-            upstream_timeout: Duration::from_secs(args.upstream_timeout.or(file.upstream_timeout).unwrap_or(10)),
+            upstream_timeout,
             max_body_bytes: args
                 .max_body_bytes
                 .or(file.max_body_bytes)
                 .unwrap_or(adcp_webhook::receiver::DEFAULT_MAX_BODY_BYTES),
+            store_timeout: seconds(
+                "store-timeout",
+                args.store_timeout.or(file.store_timeout),
+                DEFAULT_STORE_TIMEOUT_SECS,
+            )?,
+            claim_lease,
+            header_timeout: seconds(
+                "header-timeout",
+                args.header_timeout.or(file.header_timeout),
+                super::DEFAULT_HEADER_TIMEOUT.as_secs(),
+            )?,
+            body_timeout: seconds(
+                "body-timeout",
+                args.body_timeout.or(file.body_timeout),
+                super::DEFAULT_BODY_TIMEOUT.as_secs(),
+            )?,
+            max_concurrency,
             access_log: !args.quiet,
             test_network: TestNetwork {
                 trust_ca: args.dangerously_trust_ca_for_tests.clone(),

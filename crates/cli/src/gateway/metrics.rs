@@ -42,6 +42,7 @@ impl UpstreamFailure {
 #[derive(Debug, Default)]
 pub struct GatewayMetrics {
     forwarded: AtomicU64,
+    shed: AtomicU64,
     upstream_failures: Mutex<BTreeMap<UpstreamFailure, u64>>,
     buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     latency_count: AtomicU64,
@@ -58,6 +59,18 @@ impl GatewayMetrics {
     #[must_use]
     pub fn forwarded_count(&self) -> u64 {
         self.forwarded.load(Ordering::Relaxed)
+    }
+
+    /// One webhook request shed (`503`) because the concurrency limit
+    /// was reached.
+    pub fn shed(&self) {
+        self.shed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Webhook requests shed so far.
+    #[must_use]
+    pub fn shed_count(&self) -> u64 {
+        self.shed.load(Ordering::Relaxed)
     }
 
     /// One failed forward.
@@ -108,6 +121,11 @@ impl GatewayMetrics {
         out.push_str("# HELP adcp_gateway_forwarded_total Events forwarded and acknowledged 2xx by the upstream.\n");
         out.push_str("# TYPE adcp_gateway_forwarded_total counter\n");
         let _ = writeln!(out, "adcp_gateway_forwarded_total {}", self.forwarded_count());
+        out.push_str(
+            "# HELP adcp_gateway_shed_total Webhook requests answered 503 at once because the concurrency limit was reached.\n",
+        );
+        out.push_str("# TYPE adcp_gateway_shed_total counter\n");
+        let _ = writeln!(out, "adcp_gateway_shed_total {}", self.shed_count());
         out.push_str(
             "# HELP adcp_gateway_upstream_failures_total Forwards that failed (claim released, 503 to the sender).\n",
         );

@@ -50,6 +50,7 @@ pub use forward::Upstream;
 pub use metrics::{GatewayMetrics, UpstreamFailure};
 pub use run::run;
 
+use adcp_sigbase::clock::Clock;
 use adcp_store::idempotency::SenderKey;
 use adcp_store::Store;
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
@@ -62,15 +63,26 @@ use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use std::future::Future as _;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a readiness probe waits for the store.
 const READINESS_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Default bound on receiving a request's headers (slowloris).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default bound on receiving a request's whole body.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default most webhook requests handled at once; more are shed with `503`.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 512;
+/// The `Retry-After` seconds of a request shed under load.
+const OVERLOAD_RETRY_AFTER_SECS: u64 = 1;
+
 /// Gateway settings beyond keys and store.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct GatewayOptions {
     /// Where verified, first-seen events are posted.
     pub upstream: url::Url,
@@ -93,6 +105,38 @@ pub struct GatewayOptions {
     /// for claimed events, the verified sender, keyid and idempotency key
     /// (never bodies or headers). Default off; the CLI turns it on.
     pub access_log: bool,
+    /// Bound on receiving one request's headers, from its first byte
+    /// (and on an idle keep-alive connection's wait for the next request):
+    /// past it the connection is closed. Default 10 s.
+    pub header_timeout: Duration,
+    /// Bound on receiving one request's whole body, from the handler's
+    /// start: past it the request is answered `408`. Default 30 s.
+    pub body_timeout: Duration,
+    /// Most webhook requests handled at once; beyond it a request is
+    /// answered `503` with `Retry-After: 1` at once (load shedding), so a
+    /// flood cannot queue unbounded work. Probes and `/metrics` are not
+    /// counted. Default 512.
+    pub max_concurrency: usize,
+    /// The verifier's and the store's clock (Unix seconds). Default: the
+    /// system clock. For tests and simulations.
+    pub clock: Option<Arc<dyn Clock>>,
+}
+
+impl std::fmt::Debug for GatewayOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayOptions")
+            .field("upstream", &self.upstream.as_str())
+            .field("upstream_timeout", &self.upstream_timeout)
+            .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("legacy_sender", &self.legacy_sender)
+            .field("access_log", &self.access_log)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("clock", &self.clock.as_ref().map(|_| "custom"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl GatewayOptions {
@@ -107,6 +151,10 @@ impl GatewayOptions {
             mode: WebhookAuthMode::Rfc9421,
             legacy_sender: None,
             access_log: false,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            clock: None,
         }
     }
 }
@@ -124,6 +172,9 @@ struct Shared {
     public: Option<(String, String)>,
     metrics: GatewayMetrics,
     access_log: bool,
+    header_timeout: Duration,
+    body_timeout: Duration,
+    in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -168,12 +219,20 @@ impl Gateway {
         // so `threshold_tuning_overdue` fires if they are never tuned).
         let thresholds = AdmissionThresholds::from_env_or_starting_values(AdmissionThresholds::ENV_PREFIX)
             .map_err(|e| format!("admission thresholds: {e}"))?;
-        let receiver = Receiver::builder_with_store(keys, Arc::new(Arc::clone(&store)))
+        if options.max_concurrency == 0 {
+            return Err("--max-concurrency must be at least 1".into());
+        }
+        if options.header_timeout.is_zero() || options.body_timeout.is_zero() {
+            return Err("--header-timeout and --body-timeout must be at least 1 s".into());
+        }
+        let mut builder = Receiver::builder_with_store(keys, Arc::new(Arc::clone(&store)))
             .mode(options.mode, options.legacy_sender)
             .config(config)
-            .admission_monitor(AdmissionMonitor::new(thresholds))
-            .build()
-            .map_err(|e| e.to_string())?;
+            .admission_monitor(AdmissionMonitor::new(thresholds));
+        if let Some(clock) = options.clock {
+            builder = builder.clock(clock);
+        }
+        let receiver = builder.build().map_err(|e| e.to_string())?;
         let upstream = Upstream::new(options.upstream, options.upstream_timeout)?;
         Ok(Self {
             state: Arc::new(Shared {
@@ -183,6 +242,9 @@ impl Gateway {
                 public,
                 metrics: GatewayMetrics::default(),
                 access_log: options.access_log,
+                header_timeout: options.header_timeout,
+                body_timeout: options.body_timeout,
+                in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_concurrency)),
             }),
         })
     }
@@ -216,7 +278,8 @@ impl Gateway {
     }
 
     /// Serves on `listener` in a background task until
-    /// [`GatewayHandle::shutdown`].
+    /// [`GatewayHandle::shutdown`]: HTTP/1.1, each connection's request
+    /// headers bounded by [`GatewayOptions::header_timeout`].
     ///
     /// # Errors
     ///
@@ -225,13 +288,8 @@ impl Gateway {
         let addr = listener.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let app = self.router();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let header_timeout = self.state.header_timeout;
+        let task = tokio::spawn(serve_connections(listener, app, header_timeout, stopped));
         Ok(GatewayHandle {
             addr,
             stop: Some(stop),
@@ -239,6 +297,60 @@ impl Gateway {
             gateway: self.clone(),
         })
     }
+}
+
+/// The accept loop: one HTTP/1.1 connection task per client, with a
+/// header read timeout; on `stopped`, stop accepting, let every connection
+/// finish its request in flight, and return.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    header_timeout: Duration,
+    mut stopped: tokio::sync::oneshot::Receiver<()>,
+) -> std::io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut stopped => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, _) = match accepted {
+            Ok(pair) => pair,
+            Err(e) if is_connection_error(&e) => continue,
+            Err(_) => {
+                // Out of file descriptors or the like: back off instead
+                // of spinning (as axum::serve does).
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let connection = graceful.watch(http.serve_connection(io, service.clone()));
+        tokio::spawn(async move {
+            // A client that is too slow, or hangs up, ends its own
+            // connection; nothing to report.
+            let _ = connection.await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// Errors of one accepted connection, not of the listener.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
 }
 
 /// A running gateway.
@@ -335,13 +447,29 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
     let started = Instant::now();
+    // Load shedding: past the limit, answer at once rather than queue.
+    let Ok(_permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
+        state.metrics.shed();
+        let response = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, HeaderValue::from(OVERLOAD_RETRY_AFTER_SECS))],
+        )
+            .into_response();
+        log(&state, &response, "overloaded", started.elapsed(), None);
+        return response;
+    };
     let (mut parts, body) = request.into_parts();
     if let Some((scheme, authority)) = &state.public {
         if let Err(status) = rewrite_target(&mut parts, scheme, authority) {
             return status.into_response();
         }
     }
+    let body = DeadlineBody::new(body, state.body_timeout);
+    let expired = body.expired();
     let (response, outcome, event) = match state.receiver.decide_streaming(&parts, body).await {
+        Decision::Reply(_) if expired.load(Ordering::Relaxed) => {
+            (StatusCode::REQUEST_TIMEOUT.into_response(), "body_timeout", None)
+        }
         Decision::Reply(reply) => {
             let outcome = reply.outcome();
             (reply.into_response::<Body>(), outcome, None)
@@ -380,8 +508,14 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     };
     let elapsed = started.elapsed();
     state.metrics.observe(elapsed);
+    log(&state, &response, outcome, elapsed, event);
+    response
+}
+
+/// The access log line: status, outcome, the verified identity; never
+/// bodies or headers.
+fn log(state: &Shared, response: &Response, outcome: &str, elapsed: Duration, event: Option<String>) {
     if state.access_log {
-        // Status, outcome, the verified identity; never bodies or headers.
         eprintln!(
             "webhook {} {outcome} {:.1}ms{}",
             response.status().as_u16(),
@@ -389,7 +523,55 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
             event.map(|e| format!(" {e}")).unwrap_or_default()
         );
     }
-    response
+}
+
+/// A request body that fails once `timeout` has passed since the handler
+/// started reading it (a client trickling its body holds a concurrency
+/// slot at most that long).
+struct DeadlineBody {
+    inner: Body,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+    expired: Arc<AtomicBool>,
+}
+
+impl DeadlineBody {
+    fn new(inner: Body, timeout: Duration) -> Self {
+        Self {
+            inner,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            expired: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Set once the deadline has passed while the body was being read.
+    fn expired(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.expired)
+    }
+}
+
+impl http_body::Body for DeadlineBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = &mut *self;
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            this.expired.store(true, Ordering::Relaxed);
+            return std::task::Poll::Ready(Some(Err(axum::Error::new("request body timed out"))));
+        }
+        std::pin::Pin::new(&mut this.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// The request as the seller addressed it: the public authority in the URI

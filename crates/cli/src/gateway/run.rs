@@ -23,10 +23,12 @@ impl Gateway {
             .store
             .parse()
             .map_err(|e| format!("--store {}: {e}", redact(&config.store)))?;
-        let options = StoreOptions {
+        let mut options = StoreOptions {
             namespace: config.store_namespace.clone(),
+            op_timeout: config.store_timeout,
             ..StoreOptions::default()
         };
+        options.idempotency.lease_secs = i64::try_from(config.claim_lease.as_secs()).unwrap_or(i64::MAX);
         let store = adcp_store::open(&url, options)
             .await
             .map_err(|e| format!("--store {}: {e}", redact(&config.store)))?;
@@ -35,6 +37,9 @@ impl Gateway {
         gateway.public_url.clone_from(&config.public_url);
         gateway.max_body_bytes = config.max_body_bytes;
         gateway.access_log = config.access_log;
+        gateway.header_timeout = config.header_timeout;
+        gateway.body_timeout = config.body_timeout;
+        gateway.max_concurrency = config.max_concurrency;
         if let Some(secret) = &config.hmac_secret {
             let secrets = HmacSecrets::new(secret).map_err(|e| format!("HMAC secret: {e}"))?;
             gateway.mode = WebhookAuthMode::HmacSha256 { secrets };

@@ -27,6 +27,9 @@ pub struct Seen {
     pub failures_left: AtomicUsize,
     pub requests: AtomicUsize,
     pub delay: Mutex<Option<Duration>>,
+    /// Apply (record) the event before the delay rather than after: an
+    /// upstream that did the work but answers late.
+    pub apply_before_delay: std::sync::atomic::AtomicBool,
 }
 
 pub struct Upstream {
@@ -79,6 +82,11 @@ async fn receive(State(seen): State<Arc<Seen>>, headers: HeaderMap, body: axum::
     seen.requests.fetch_add(1, Ordering::SeqCst);
     let delay = *seen.delay.lock().unwrap();
     if let Some(delay) = delay {
+        if seen.apply_before_delay.load(Ordering::SeqCst) {
+            seen.applied.lock().unwrap().push((headers, body.to_vec()));
+            tokio::time::sleep(delay).await;
+            return StatusCode::OK;
+        }
         tokio::time::sleep(delay).await;
     }
     if seen
