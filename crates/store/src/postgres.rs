@@ -33,7 +33,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
-use tokio_postgres::{Client, NoTls, Row};
+use tokio_postgres::{Client, GenericClient, NoTls, Row};
 
 /// Settings of a [`PostgresStore`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -413,6 +413,24 @@ fn read_record(row: &Row) -> Result<IdempotencyRecord, tokio_postgres::Error> {
     record_from_columns(row.try_get(0)?, row.try_get(1)?, |i| row.try_get(i))
 }
 
+/// The live record of `sender`'s `idem_key` at `now`, through a client or a
+/// transaction.
+async fn live_record(
+    client: &impl GenericClient,
+    sql: &Sql,
+    sender: &str,
+    idem_key: &str,
+    now: i64,
+) -> Result<Option<IdempotencyRecord>, String> {
+    client
+        .query_opt(&sql.select_record, &[&sender, &idem_key, &now])
+        .await
+        .map_err(pg)?
+        .map(|row| read_record(&row))
+        .transpose()
+        .map_err(pg)
+}
+
 #[async_trait]
 impl IdempotencyStore for PostgresStore {
     fn config(&self) -> IdempotencyConfig {
@@ -435,13 +453,7 @@ impl IdempotencyStore for PostgresStore {
             Box::pin(async move {
                 // Fast path: a live record answers without locks, unless its
                 // lease expired (a takeover must be serialized).
-                let existing = client
-                    .query_opt(&sql.select_record, &[&sender, &idem_key, &now])
-                    .await
-                    .map_err(pg)?
-                    .map(|row| read_record(&row))
-                    .transpose()
-                    .map_err(pg)?;
+                let existing = live_record(client, sql, &sender, &idem_key, now).await?;
                 if let Some(record) = &existing {
                     if let ClaimStep::Answer(outcome) = plan_claim(Some(record), &fingerprint, 0, &config, now) {
                         return Ok(outcome);
@@ -459,13 +471,7 @@ impl IdempotencyStore for PostgresStore {
                     .map_err(pg)?
                     .try_get(0)
                     .map_err(pg)?;
-                let existing = tx
-                    .query_opt(&sql.select_record, &[&sender, &idem_key, &now])
-                    .await
-                    .map_err(pg)?
-                    .map(|row| read_record(&row))
-                    .transpose()
-                    .map_err(pg)?;
+                let existing = live_record(&tx, sql, &sender, &idem_key, now).await?;
                 let sender_live = u64::try_from(sender_live).unwrap_or(0);
                 let outcome = match plan_claim(existing.as_ref(), &fingerprint, sender_live, &config, now) {
                     ClaimStep::Answer(outcome) => outcome,
@@ -566,15 +572,7 @@ impl IdempotencyStore for PostgresStore {
     async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
         let (sender, idem_key) = (key.sender.to_owned(), key.idempotency_key.to_owned());
         self.with_client(move |client, sql| {
-            Box::pin(async move {
-                client
-                    .query_opt(&sql.select_record, &[&sender, &idem_key, &now])
-                    .await
-                    .map_err(pg)?
-                    .map(|row| read_record(&row))
-                    .transpose()
-                    .map_err(pg)
-            })
+            Box::pin(async move { live_record(client, sql, &sender, &idem_key, now).await })
         })
         .await
         .map_err(IdempotencyError::Unavailable)
