@@ -3,156 +3,26 @@
 //! explicitly test-only SSRF exception.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use adcp_jwks::{
-    DiscoveryError, FetchConfig, FetchError, Fetcher, HttpsKeyResolver, SsrfPolicy, StaticDnsResolver, TrustRoots,
-};
-use adcp_sigbase::crypto::SigningKey;
-use adcp_sigbase::jwk::Jwk;
+mod common;
+
+use adcp_jwks::{DiscoveryError, FetchConfig, FetchError, Fetcher, HttpsKeyResolver, StaticDnsResolver, TrustRoots};
 use adcp_verify::keys::{KeyResolver, RevocationStatus};
-use std::collections::HashMap;
+use common::{jwks, key, ok, redirect, Resp, Server};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-#[derive(Clone)]
-struct Resp {
-    status: u16,
-    body: Vec<u8>,
-    extra: String,
-    delay: Duration,
-}
+/// The names on the test server's certificate.
+const NAMES: [&str; 2] = ["seller.example", "keys.example"];
 
-fn ok(body: impl Into<Vec<u8>>) -> Resp {
-    Resp {
-        status: 200,
-        body: body.into(),
-        extra: String::new(),
-        delay: Duration::ZERO,
+/// The server's fetch settings with a 1.5 s total timeout (the slow-body
+/// case waits for it).
+fn fetch_config(server: &Server) -> FetchConfig {
+    FetchConfig {
+        total_timeout: Duration::from_millis(1500),
+        ..server.fetch_config()
     }
-}
-
-struct Server {
-    port: u16,
-    ca_der: Vec<u8>,
-    routes: Arc<Mutex<HashMap<String, Resp>>>,
-    hits: Arc<Mutex<HashMap<String, usize>>>,
-}
-
-impl Server {
-    async fn start() -> Self {
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let ca = ca_params.self_signed(&ca_key).unwrap();
-        let leaf_params =
-            rcgen::CertificateParams::new(vec!["seller.example".to_owned(), "keys.example".to_owned()]).unwrap();
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf = leaf_params.signed_by(&leaf_key, &ca, &ca_key).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![leaf.der().clone()],
-                rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
-            )
-            .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let routes: Arc<Mutex<HashMap<String, Resp>>> = Arc::default();
-        let hits: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
-        let (r, h) = (routes.clone(), hits.clone());
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let (acceptor, r, h) = (acceptor.clone(), r.clone(), h.clone());
-                tokio::spawn(async move {
-                    let Ok(mut tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 1024];
-                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 8192 {
-                        match tls.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    let head = String::from_utf8_lossy(&buf).to_string();
-                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                    *h.lock().unwrap().entry(path.clone()).or_default() += 1;
-                    let resp = r.lock().unwrap().get(&path).cloned().unwrap_or(Resp {
-                        status: 404,
-                        body: b"{}".to_vec(),
-                        extra: String::new(),
-                        delay: Duration::ZERO,
-                    });
-                    tokio::time::sleep(resp.delay).await;
-                    let out = format!(
-                        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
-                        resp.status,
-                        resp.body.len(),
-                        resp.extra
-                    );
-                    let _ = tls.write_all(out.as_bytes()).await;
-                    let _ = tls.write_all(&resp.body).await;
-                    let _ = tls.shutdown().await;
-                });
-            }
-        });
-        Self {
-            port,
-            ca_der: ca.der().to_vec(),
-            routes,
-            hits,
-        }
-    }
-
-    fn set(&self, path: &str, resp: Resp) {
-        self.routes.lock().unwrap().insert(path.to_owned(), resp);
-    }
-
-    fn hits(&self, path: &str) -> usize {
-        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
-    }
-
-    fn url(&self, host: &str, path: &str) -> String {
-        format!("https://{host}:{}{path}", self.port)
-    }
-
-    fn fetch_config(&self) -> FetchConfig {
-        FetchConfig {
-            policy: SsrfPolicy::new().dangerously_allow_loopback_for_tests(),
-            resolver: Arc::new(
-                StaticDnsResolver::new()
-                    .with("seller.example", [IpAddr::V4(Ipv4Addr::LOCALHOST)])
-                    .with("keys.example", [IpAddr::V4(Ipv4Addr::LOCALHOST)]),
-            ),
-            roots: TrustRoots::Custom(vec![self.ca_der.clone()]),
-            connect_timeout: Duration::from_secs(2),
-            total_timeout: Duration::from_millis(1500),
-        }
-    }
-}
-
-fn key(kid: &str) -> serde_json::Value {
-    let signer = SigningKey::generate_ed25519().unwrap();
-    let mut v = Jwk::from_signing_key(&signer, kid).unwrap().to_public_json();
-    v["adcp_use"] = "request-signing".into();
-    v["use"] = "sig".into();
-    v["key_ops"] = serde_json::json!(["verify"]);
-    v
-}
-
-fn jwks(keys: Vec<serde_json::Value>) -> Vec<u8> {
-    serde_json::json!({ "keys": keys }).to_string().into_bytes()
 }
 
 struct Fixture {
@@ -164,7 +34,7 @@ struct Fixture {
 const T0: i64 = 1_776_520_800;
 
 async fn fixture() -> Fixture {
-    let server = Server::start().await;
+    let server = Server::start(&NAMES).await;
     let agent = server.url("seller.example", "/mcp");
     let brand = serde_json::json!({
         "agents": [{"url": agent, "type": "sales", "jwks_uri": server.url("keys.example", "/jwks.json")}]
@@ -182,7 +52,7 @@ impl Fixture {
     fn resolver(&self) -> HttpsKeyResolver {
         let clock = self.clock.clone();
         HttpsKeyResolver::builder(self.agent.clone())
-            .fetch_config(self.server.fetch_config())
+            .fetch_config(fetch_config(&self.server))
             .revocation_list_url(self.server.url("seller.example", "/revocations.json"))
             .allow_unsigned_revocation_list(true)
             .clock(Arc::new(move || clock.load(Ordering::SeqCst)))
@@ -331,7 +201,7 @@ async fn unsigned_list_refused_by_default() {
     f.server.set("/revocations.json", revocations(T0 + 60, &[]));
     let clock = f.clock.clone();
     let r = HttpsKeyResolver::builder(f.agent.clone())
-        .fetch_config(f.server.fetch_config())
+        .fetch_config(fetch_config(&f.server))
         .revocation_list_url(f.server.url("seller.example", "/revocations.json"))
         .clock(Arc::new(move || clock.load(Ordering::SeqCst)))
         .build()
@@ -382,11 +252,7 @@ async fn redirects_refused_and_negative_cache() {
     let f = fixture().await;
     f.server.set(
         "/jwks.json",
-        Resp {
-            status: 302,
-            extra: format!("Location: {}\r\n", f.server.url("keys.example", "/other.json")),
-            ..ok("")
-        },
+        redirect(302, &f.server.url("keys.example", "/other.json")),
     );
     f.server.set("/other.json", ok(jwks(vec![key("k1")])));
     let r = f.resolver();
@@ -405,7 +271,7 @@ async fn redirects_refused_and_negative_cache() {
 #[tokio::test]
 async fn oversize_and_slow_bodies() {
     let f = fixture().await;
-    let fetcher = Fetcher::new(f.server.fetch_config()).unwrap();
+    let fetcher = Fetcher::new(fetch_config(&f.server)).unwrap();
     f.server.set("/big", ok(vec![b' '; 70 * 1024]));
     let url = url::Url::parse(&f.server.url("keys.example", "/big")).unwrap();
     assert_eq!(
@@ -429,13 +295,13 @@ async fn oversize_and_slow_bodies() {
 async fn tls_is_verified() {
     let f = fixture().await;
     // Production trust roots do not include the test CA.
-    let mut config = f.server.fetch_config();
+    let mut config = fetch_config(&f.server);
     config.roots = TrustRoots::WebPki;
     let fetcher = Fetcher::new(config).unwrap();
     let url = url::Url::parse(&f.server.url("keys.example", "/jwks.json")).unwrap();
     assert!(matches!(fetcher.get(&url, 1024).await, Err(FetchError::Transport(_))));
     // A name not on the certificate.
-    let mut config = f.server.fetch_config();
+    let mut config = fetch_config(&f.server);
     config.resolver = Arc::new(StaticDnsResolver::new().with("other.example", [IpAddr::V4(Ipv4Addr::LOCALHOST)]));
     let fetcher = Fetcher::new(config).unwrap();
     let url = url::Url::parse(&f.server.url("other.example", "/jwks.json")).unwrap();

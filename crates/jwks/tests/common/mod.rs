@@ -21,6 +21,8 @@ pub struct Resp {
     pub no_length: bool,
     /// Send the body in 1 KiB pieces this far apart.
     pub trickle: Duration,
+    /// Wait this long before answering at all.
+    pub delay: Duration,
 }
 
 pub fn ok(body: impl Into<Vec<u8>>) -> Resp {
@@ -30,6 +32,7 @@ pub fn ok(body: impl Into<Vec<u8>>) -> Resp {
         extra: String::new(),
         no_length: false,
         trickle: Duration::ZERO,
+        delay: Duration::ZERO,
     }
 }
 
@@ -40,6 +43,7 @@ pub fn redirect(status: u16, location: &str) -> Resp {
         extra: format!("Location: {location}\r\n"),
         no_length: false,
         trickle: Duration::ZERO,
+        delay: Duration::ZERO,
     }
 }
 
@@ -125,6 +129,9 @@ impl Server {
                         status: 404,
                         ..ok("{}")
                     });
+                    if !resp.delay.is_zero() {
+                        tokio::time::sleep(resp.delay).await;
+                    }
                     let length = if resp.no_length {
                         String::new()
                     } else {
