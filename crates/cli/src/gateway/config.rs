@@ -471,6 +471,57 @@ mod tests {
     }
 
     #[test]
+    fn resource_limits_have_defaults_and_are_checked() {
+        let base = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            hmac_sender: Some("https://seller.example/mcp".into()),
+            ..GatewayArgs::default()
+        };
+        let secret = || Some(b"s3cret".to_vec());
+        let config = GatewayConfig::resolve(&base, secret()).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.store_timeout, Duration::from_secs(DEFAULT_STORE_TIMEOUT_SECS));
+        assert_eq!(config.claim_lease, Duration::from_secs(DEFAULT_CLAIM_LEASE_SECS));
+        assert_eq!(config.header_timeout, super::super::DEFAULT_HEADER_TIMEOUT);
+        assert_eq!(config.body_timeout, super::super::DEFAULT_BODY_TIMEOUT);
+        assert_eq!(config.max_concurrency, super::super::DEFAULT_MAX_CONCURRENCY);
+        let set = GatewayArgs {
+            store_timeout: Some(1),
+            claim_lease: Some(3),
+            upstream_timeout: Some(2),
+            header_timeout: Some(4),
+            body_timeout: Some(5),
+            max_concurrency: Some(6),
+            ..base.clone()
+        };
+        let config = GatewayConfig::resolve(&set, secret()).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.store_timeout, Duration::from_secs(1));
+        assert_eq!(config.claim_lease, Duration::from_secs(3));
+        assert_eq!(config.header_timeout, Duration::from_secs(4));
+        assert_eq!(config.body_timeout, Duration::from_secs(5));
+        assert_eq!(config.max_concurrency, 6);
+        for bad in [
+            GatewayArgs {
+                claim_lease: Some(10),
+                ..base.clone()
+            },
+            GatewayArgs {
+                store_timeout: Some(0),
+                ..base.clone()
+            },
+            GatewayArgs {
+                header_timeout: Some(0),
+                ..base.clone()
+            },
+            GatewayArgs {
+                max_concurrency: Some(0),
+                ..base.clone()
+            },
+        ] {
+            assert!(GatewayConfig::resolve(&bad, secret()).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn flags_win_over_the_file_and_keys_are_required() {
         let dir = std::env::temp_dir().join(format!("adcp-gw-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap_or_default();
