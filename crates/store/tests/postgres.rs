@@ -6,82 +6,42 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod contract;
+mod fixtures;
 
-use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
+use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore};
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
 use adcp_verify::replay::{ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use fixtures::{database_url, event, unique_name};
 use std::time::Duration;
 
-fn url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
+/// Each store in a schema of its own, dropped afterwards.
+struct Postgres;
+
+#[async_trait]
+impl contract::Tier for Postgres {
+    type Store = PostgresStore;
+
+    async fn open(replay_limits: ReplayLimits, idempotency: IdempotencyConfig) -> PostgresStore {
+        let options = PostgresOptions {
+            replay_limits,
+            idempotency,
+            schema: unique_schema(),
+            ..PostgresOptions::default()
+        };
+        PostgresStore::connect(&database_url(), options).await.unwrap()
+    }
+
+    async fn remove(store: &PostgresStore) {
+        store.drop_schema().await.unwrap();
+    }
 }
 
 fn unique_schema() -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "adcp_test_{}_{}_{nanos}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    unique_name("adcp_test", '_')
 }
 
-struct Postgres {
-    stores: Mutex<Vec<Arc<PostgresStore>>>,
-}
-
-impl Postgres {
-    async fn open(&self, options: PostgresOptions) -> Arc<PostgresStore> {
-        let store = Arc::new(PostgresStore::connect(&url(), options).await.unwrap());
-        self.stores.lock().unwrap().push(Arc::clone(&store));
-        store
-    }
-}
-
-#[async_trait]
-impl contract::Backend for Postgres {
-    type Replay = PostgresStore;
-    type Idem = PostgresStore;
-
-    async fn new() -> Self {
-        Postgres {
-            stores: Mutex::new(Vec::new()),
-        }
-    }
-
-    async fn replay(&self, limits: ReplayLimits) -> Arc<PostgresStore> {
-        self.open(PostgresOptions {
-            replay_limits: limits,
-            schema: unique_schema(),
-            ..PostgresOptions::default()
-        })
-        .await
-    }
-
-    async fn idem(&self, config: IdempotencyConfig) -> Arc<PostgresStore> {
-        self.open(PostgresOptions {
-            idempotency: config,
-            schema: unique_schema(),
-            ..PostgresOptions::default()
-        })
-        .await
-    }
-
-    async fn cleanup(&self) {
-        let stores = std::mem::take(&mut *self.stores.lock().unwrap());
-        for store in stores {
-            store.drop_schema().await.unwrap();
-        }
-    }
-}
-
-contract_tests!(Postgres);
+contract_tests!(contract::Shared<Postgres>);
 
 const NOW: i64 = contract::NOW;
 const FP: Fingerprint<'static> = Fingerprint(&[0x22; 32]);
@@ -93,11 +53,8 @@ async fn claims_survive_a_new_pool_and_schema_is_reused() {
         schema: schema.clone(),
         ..PostgresOptions::default()
     };
-    let first = PostgresStore::connect(&url(), options.clone()).await.unwrap();
-    let e = SenderKey {
-        sender: "https://seller.example/mcp",
-        idempotency_key: "whk_pool",
-    };
+    let first = PostgresStore::connect(&database_url(), options.clone()).await.unwrap();
+    let e = event("whk_pool");
     let ClaimOutcome::Claimed(claim) = first.claim(e, FP, NOW).await.unwrap() else {
         panic!()
     };
@@ -110,7 +67,7 @@ async fn claims_survive_a_new_pool_and_schema_is_reused() {
     first.insert(nonce, NOW + 360, NOW).await.unwrap();
     drop(first);
     // A new pool (migrations run again, idempotently) sees every acknowledged write.
-    let second = PostgresStore::connect(&url(), options).await.unwrap();
+    let second = PostgresStore::connect(&database_url(), options).await.unwrap();
     assert_eq!(second.claim(e, FP, NOW + 5).await.unwrap(), ClaimOutcome::Completed);
     assert!(second.contains(nonce, NOW + 5).await.unwrap());
     assert_eq!(second.purge_expired(NOW + 2 * contract::DAY).await.unwrap(), 2);
@@ -138,7 +95,7 @@ async fn refuses_bad_schema_names_and_short_windows() {
         schema: "x; DROP TABLE y".to_owned(),
         ..PostgresOptions::default()
     };
-    assert!(PostgresStore::connect(&url(), bad).await.is_err());
+    assert!(PostgresStore::connect(&database_url(), bad).await.is_err());
     let short = PostgresOptions {
         idempotency: IdempotencyConfig {
             window_secs: 60,
@@ -146,5 +103,5 @@ async fn refuses_bad_schema_names_and_short_windows() {
         },
         ..PostgresOptions::default()
     };
-    assert!(PostgresStore::connect(&url(), short).await.is_err());
+    assert!(PostgresStore::connect(&database_url(), short).await.is_err());
 }

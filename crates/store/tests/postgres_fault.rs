@@ -7,9 +7,12 @@
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_store::idempotency::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
+mod fixtures;
+
+use adcp_store::idempotency::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore};
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayStore};
+use adcp_verify::replay::{InsertOutcome, ReplayStore};
+use fixtures::{claim_when_back, claimed, database_url, event, SELLER_NONCE};
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -74,10 +77,6 @@ impl Proxy {
     }
 }
 
-fn database_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
-}
-
 /// The server address and a URL for the same user and database through `port`.
 fn through(port: u16) -> (SocketAddr, String) {
     let config = tokio_postgres::Config::from_str(&database_url()).unwrap();
@@ -99,13 +98,6 @@ fn through(port: u16) -> (SocketAddr, String) {
     (upstream, format!("postgres://{user}{password}@127.0.0.1:{port}/{db}"))
 }
 
-fn event(key: &str) -> SenderKey<'_> {
-    SenderKey {
-        sender: "https://seller.example/mcp",
-        idempotency_key: key,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_fails_closed_and_the_store_recovers_by_itself() {
     let (upstream, _) = through(0);
@@ -124,15 +116,9 @@ async fn an_outage_fails_closed_and_the_store_recovers_by_itself() {
     .await
     .unwrap();
     let done = event("whk_done");
-    let ClaimOutcome::Claimed(claim) = store.claim(done, FP, NOW).await.unwrap() else {
-        panic!("fresh claim expected")
-    };
+    let claim = claimed(&store, done, FP, NOW).await;
     store.complete(done, claim.token, NOW).await.unwrap();
-    let nonce = ReplayKey {
-        keyid: "seller",
-        nonce: b"nonce",
-        scope: None,
-    };
+    let nonce = SELLER_NONCE;
     assert_eq!(
         store.insert(nonce, NOW + 360, NOW).await.unwrap(),
         InsertOutcome::Inserted
@@ -161,17 +147,7 @@ async fn an_outage_fails_closed_and_the_store_recovers_by_itself() {
 
     proxy.start().await;
     // The same store, no reconnect call.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let outcome = loop {
-        match store.claim(done, FP, NOW + 2).await {
-            Ok(outcome) => break outcome,
-            Err(e) => {
-                assert!(e.is_retryable(), "{e}");
-                assert!(Instant::now() < deadline, "the store did not recover: {e}");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
-    };
+    let outcome = claim_when_back(&store, done, FP, NOW + 2, Duration::from_secs(15)).await;
     assert_eq!(outcome, ClaimOutcome::Completed);
     assert_eq!(
         store.insert(nonce, NOW + 360, NOW + 2).await.unwrap(),

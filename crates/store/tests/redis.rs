@@ -7,96 +7,46 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod contract;
+mod fixtures;
 mod redis_server;
 
 use adcp_store::idempotency::{
-    ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore, SenderKey,
+    ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
 };
 use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
+use fixtures::{claim_when_back, claimed, event, redis_store, redis_url, unique_name, SELLER, SELLER_NONCE};
 use redis_server::{free_port, temp_dir, Server};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn url() -> String {
-    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+/// Each store under a key prefix of its own, whose keys are deleted
+/// afterwards.
+struct Redis;
+
+#[async_trait]
+impl contract::Tier for Redis {
+    type Store = RedisStore;
+
+    async fn open(replay_limits: ReplayLimits, idempotency: IdempotencyConfig) -> RedisStore {
+        redis_store(&redis_url(), replay_limits, idempotency).await
+    }
+
+    async fn remove(store: &RedisStore) {
+        store.delete_all().await.unwrap();
+    }
 }
 
 fn unique_prefix() -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "adcp-test:{}:{}:{nanos}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    unique_name("adcp-test", ':')
 }
 
-struct Redis {
-    stores: Mutex<Vec<Arc<RedisStore>>>,
-}
-
-impl Redis {
-    async fn open(&self, options: RedisOptions) -> Arc<RedisStore> {
-        let store = Arc::new(RedisStore::connect(&url(), options).await.unwrap());
-        self.stores.lock().unwrap().push(Arc::clone(&store));
-        store
-    }
-}
-
-#[async_trait]
-impl contract::Backend for Redis {
-    type Replay = RedisStore;
-    type Idem = RedisStore;
-
-    async fn new() -> Self {
-        Redis {
-            stores: Mutex::new(Vec::new()),
-        }
-    }
-
-    async fn replay(&self, limits: ReplayLimits) -> Arc<RedisStore> {
-        self.open(RedisOptions {
-            replay_limits: limits,
-            key_prefix: unique_prefix(),
-            ..RedisOptions::default()
-        })
-        .await
-    }
-
-    async fn idem(&self, config: IdempotencyConfig) -> Arc<RedisStore> {
-        self.open(RedisOptions {
-            idempotency: config,
-            key_prefix: unique_prefix(),
-            ..RedisOptions::default()
-        })
-        .await
-    }
-
-    async fn cleanup(&self) {
-        let stores = std::mem::take(&mut *self.stores.lock().unwrap());
-        for store in stores {
-            store.delete_all().await.unwrap();
-        }
-    }
-}
-
-contract_tests!(Redis);
+contract_tests!(contract::Shared<Redis>);
 
 const NOW: i64 = contract::NOW;
 const FP: Fingerprint<'static> = Fingerprint(&[0x33; 32]);
-
-fn event(key: &str) -> SenderKey<'_> {
-    SenderKey {
-        sender: "https://seller.example/mcp",
-        idempotency_key: key,
-    }
-}
 
 #[tokio::test]
 async fn refuses_short_windows_and_bad_prefixes() {
@@ -108,21 +58,21 @@ async fn refuses_short_windows_and_bad_prefixes() {
         ..RedisOptions::default()
     };
     assert!(matches!(
-        RedisStore::connect(&url(), short).await.unwrap_err(),
+        RedisStore::connect(&redis_url(), short).await.unwrap_err(),
         ConfigError::WindowTooShort { window_secs: 3_600 }
     ));
     let braces = RedisOptions {
         key_prefix: "a{b}".to_owned(),
         ..RedisOptions::default()
     };
-    assert!(RedisStore::connect(&url(), braces).await.is_err());
+    assert!(RedisStore::connect(&redis_url(), braces).await.is_err());
 }
 
 #[tokio::test]
 async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
     let prefix = unique_prefix();
     let store = RedisStore::connect(
-        &url(),
+        &redis_url(),
         RedisOptions {
             key_prefix: prefix.clone(),
             ..RedisOptions::default()
@@ -142,7 +92,7 @@ async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
     let ClaimOutcome::Claimed(_) = store.claim(event("whk_ttl"), FP, NOW).await.unwrap() else {
         panic!()
     };
-    let client = redis::Client::open(url()).unwrap();
+    let client = redis::Client::open(redis_url()).unwrap();
     let mut con = client.get_multiplexed_async_connection().await.unwrap();
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg(format!("{prefix}:*"))
@@ -165,14 +115,8 @@ async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
     // Hash tags keep each shard's and each sender's keys in one slot.
     assert!(keys.iter().any(|k| k.contains(":replay:{r0}:6b7b317d:n:")), "{keys:?}");
     assert!(keys.iter().any(|k| k.contains(":idem:{s")), "{keys:?}");
-    assert_eq!(store.sender_len("https://seller.example/mcp", NOW).await.unwrap(), 1);
-    assert_eq!(
-        store
-            .sender_len("https://seller.example/mcp", NOW + contract::DAY + 1)
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(store.sender_len(SELLER, NOW).await.unwrap(), 1);
+    assert_eq!(store.sender_len(SELLER, NOW + contract::DAY + 1).await.unwrap(), 0);
     assert!(store.delete_all().await.unwrap() >= 5);
 }
 
@@ -213,19 +157,11 @@ async fn a_killed_server_fails_closed_and_aof_keeps_claims() {
     };
     let store = RedisStore::connect(&server.url(), options).await.unwrap();
     let done = event("whk_done");
-    let ClaimOutcome::Claimed(claim) = store.claim(done, FP, NOW).await.unwrap() else {
-        panic!()
-    };
+    let claim = claimed(&store, done, FP, NOW).await;
     store.complete(done, claim.token, NOW + 1).await.unwrap();
     let held = event("whk_held");
-    let ClaimOutcome::Claimed(held_claim) = store.claim(held, FP, NOW).await.unwrap() else {
-        panic!()
-    };
-    let nonce = ReplayKey {
-        keyid: "seller",
-        nonce: b"nonce",
-        scope: None,
-    };
+    let held_claim = claimed(&store, held, FP, NOW).await;
+    let nonce = SELLER_NONCE;
     assert_eq!(
         store.insert(nonce, NOW + 360, NOW).await.unwrap(),
         InsertOutcome::Inserted
@@ -256,23 +192,13 @@ async fn a_killed_server_fails_closed_and_aof_keeps_claims() {
     assert!(store.contains(nonce, NOW + 2).await.is_err());
     assert!(store.keyid_cap_reached("seller", NOW + 2).await.is_err());
     assert!(store.lookup(done, NOW + 2).await.is_err());
-    assert!(store.sender_len("https://seller.example/mcp", NOW + 2).await.is_err());
+    assert!(store.sender_len(SELLER, NOW + 2).await.is_err());
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
 
     // Restart on the same AOF: every acknowledged write is back, and the
     // same store recovers by itself.
     server.spawn("noeviction");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let outcome = loop {
-        match store.claim(done, FP, NOW + 3).await {
-            Ok(outcome) => break outcome,
-            Err(e) => {
-                assert!(e.is_retryable());
-                assert!(Instant::now() < deadline, "store did not reconnect: {e}");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
-    };
+    let outcome = claim_when_back(&store, done, FP, NOW + 3, Duration::from_secs(10)).await;
     assert_eq!(outcome, ClaimOutcome::Completed);
     assert_eq!(
         store.claim(held, FP, NOW + 3).await.unwrap(),
@@ -286,10 +212,7 @@ async fn a_killed_server_fails_closed_and_aof_keeps_claims() {
     );
     assert_eq!(store.lookup(fresh, NOW + 3).await.unwrap(), None);
     store.complete(held, held_claim.token, NOW + 4).await.unwrap();
-    assert_eq!(
-        store.sender_len("https://seller.example/mcp", NOW + 4).await.unwrap(),
-        2
-    );
+    assert_eq!(store.sender_len(SELLER, NOW + 4).await.unwrap(), 2);
 }
 
 #[tokio::test]
@@ -300,13 +223,13 @@ async fn a_prefix_keeps_one_shard_count() {
         replay_shards,
         ..RedisOptions::default()
     };
-    let first = RedisStore::connect(&url(), options(4)).await.unwrap();
-    RedisStore::connect(&url(), options(4)).await.unwrap();
-    let err = RedisStore::connect(&url(), options(1)).await.unwrap_err();
+    let first = RedisStore::connect(&redis_url(), options(4)).await.unwrap();
+    RedisStore::connect(&redis_url(), options(4)).await.unwrap();
+    let err = RedisStore::connect(&redis_url(), options(1)).await.unwrap_err();
     assert!(err.to_string().contains("replay_shards"), "{err}");
-    assert!(RedisStore::connect(&url(), options(0)).await.is_err());
+    assert!(RedisStore::connect(&redis_url(), options(0)).await.is_err());
     assert!(
-        RedisStore::connect(&url(), options(RedisOptions::MAX_REPLAY_SHARDS + 1))
+        RedisStore::connect(&redis_url(), options(RedisOptions::MAX_REPLAY_SHARDS + 1))
             .await
             .is_err()
     );
@@ -317,7 +240,7 @@ async fn a_prefix_keeps_one_shard_count() {
 async fn sharded_aggregate_cap_is_per_shard_and_never_exceeds_the_total() {
     // 4 shards, aggregate cap 40: each shard holds at most 10 entries.
     let store = RedisStore::connect(
-        &url(),
+        &redis_url(),
         RedisOptions {
             key_prefix: unique_prefix(),
             replay_shards: 4,

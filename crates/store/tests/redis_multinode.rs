@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod contract;
+mod fixtures;
 mod redis_server;
 
 use adcp_store::idempotency::{
@@ -16,70 +17,32 @@ use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_store::{open, StoreOptions, StoreUrl};
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
+use fixtures::redis_store;
 use redis_server::Cluster;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-/// The cluster URL of the running test, read by [`OnCluster::new`].
+/// The cluster URL of the running test, read by [`OnCluster`].
 static URL: Mutex<Option<String>> = Mutex::new(None);
 
-fn unique_prefix() -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    format!("adcp-mn:{}", NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
-struct OnCluster {
-    url: String,
-    stores: Mutex<Vec<Arc<RedisStore>>>,
-}
-
-impl OnCluster {
-    async fn open(&self, options: RedisOptions) -> Arc<RedisStore> {
-        let store = Arc::new(RedisStore::connect(&self.url, options).await.unwrap());
-        self.stores.lock().unwrap().push(Arc::clone(&store));
-        store
-    }
-}
+/// Each store on the running cluster under a key prefix of its own, whose
+/// keys are deleted afterwards.
+struct OnCluster;
 
 #[async_trait]
-impl contract::Backend for OnCluster {
-    type Replay = RedisStore;
-    type Idem = RedisStore;
+impl contract::Tier for OnCluster {
+    type Store = RedisStore;
 
-    async fn new() -> Self {
-        OnCluster {
-            url: URL.lock().unwrap().clone().expect("cluster started"),
-            stores: Mutex::new(Vec::new()),
-        }
+    async fn open(replay_limits: ReplayLimits, idempotency: IdempotencyConfig) -> RedisStore {
+        let url = URL.lock().unwrap().clone().expect("cluster started");
+        redis_store(&url, replay_limits, idempotency).await
     }
 
-    async fn replay(&self, limits: ReplayLimits) -> Arc<RedisStore> {
-        self.open(RedisOptions {
-            replay_limits: limits,
-            key_prefix: unique_prefix(),
-            ..RedisOptions::default()
-        })
-        .await
-    }
-
-    async fn idem(&self, config: IdempotencyConfig) -> Arc<RedisStore> {
-        self.open(RedisOptions {
-            idempotency: config,
-            key_prefix: unique_prefix(),
-            ..RedisOptions::default()
-        })
-        .await
-    }
-
-    async fn cleanup(&self) {
-        let stores = std::mem::take(&mut *self.stores.lock().unwrap());
-        for store in stores {
-            store.delete_all().await.unwrap();
-        }
+    async fn remove(store: &RedisStore) {
+        store.delete_all().await.unwrap();
     }
 }
 
-contract_tests!(sequential every_contract_case, OnCluster);
+contract_tests!(sequential every_contract_case, contract::Shared<OnCluster>);
 
 const NOW: i64 = contract::NOW;
 const FP: Fingerprint<'static> = Fingerprint(&[7; 32]);

@@ -9,7 +9,7 @@ use adcp_store::idempotency::{
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub const NOW: i64 = 1_776_520_800;
 pub const DAY: i64 = 86_400;
@@ -24,6 +24,60 @@ pub trait Backend: Send + Sync + 'static {
     async fn idem(&self, config: IdempotencyConfig) -> Arc<Self::Idem>;
     /// Removes everything the stores created (files, schemas, keys).
     async fn cleanup(&self);
+}
+
+/// A shared tier (PostgreSQL, Redis): every store it opens lives in a
+/// namespace of its own, removed afterwards. [`Shared`] makes it a
+/// [`Backend`].
+#[async_trait]
+pub trait Tier: Send + Sync + 'static {
+    type Store: ReplayStore + IdempotencyStore + 'static;
+    /// A store in a fresh namespace, with these caps and settings.
+    async fn open(replay_limits: ReplayLimits, idempotency: IdempotencyConfig) -> Self::Store;
+    /// Removes everything `store` wrote.
+    async fn remove(store: &Self::Store);
+}
+
+/// The [`Backend`] of a [`Tier`]: remembers the stores it opened and
+/// removes them in `cleanup`. Settings not under test are the defaults
+/// (webhook replay caps, default idempotency settings).
+pub struct Shared<T: Tier> {
+    stores: Mutex<Vec<Arc<T::Store>>>,
+}
+
+impl<T: Tier> Shared<T> {
+    async fn open(&self, replay_limits: ReplayLimits, idempotency: IdempotencyConfig) -> Arc<T::Store> {
+        let store = Arc::new(T::open(replay_limits, idempotency).await);
+        self.stores.lock().unwrap().push(Arc::clone(&store));
+        store
+    }
+}
+
+#[async_trait]
+impl<T: Tier> Backend for Shared<T> {
+    type Replay = T::Store;
+    type Idem = T::Store;
+
+    async fn new() -> Self {
+        Shared {
+            stores: Mutex::new(Vec::new()),
+        }
+    }
+
+    async fn replay(&self, limits: ReplayLimits) -> Arc<T::Store> {
+        self.open(limits, IdempotencyConfig::default()).await
+    }
+
+    async fn idem(&self, config: IdempotencyConfig) -> Arc<T::Store> {
+        self.open(ReplayLimits::webhook(), config).await
+    }
+
+    async fn cleanup(&self) {
+        let stores = std::mem::take(&mut *self.stores.lock().unwrap());
+        for store in stores {
+            T::remove(&store).await;
+        }
+    }
 }
 
 /// Runs `case` against a fresh backend, cleans up even when it panics.
