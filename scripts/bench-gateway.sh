@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Gateway throughput against the bare axum baseline (issue 10).
+#
+# Builds the release binaries, then starts on loopback (free ports):
+#   - `adcp-loadgen bare`: the same axum/hyper stack answering 200 after
+#     reading the body, verifying nothing (the baseline);
+#   - `adcp-loadgen sink`: the gateways' upstream, counting events;
+#   - `adcp-sig gateway --store memory:` and `adcp-sig gateway --store
+#     sqlite:…` in front of the sink, with a fresh seller key;
+# and runs `adcp-loadgen run --max --presign` against each for the same
+# duration and connections (unique events only unless DUPLICATES /
+# TAMPERED say otherwise). Prints req/s, p99 and the ratio gateway / bare,
+# and checks that each gateway forwarded every event exactly once.
+#
+# Usage: scripts/bench-gateway.sh [SECONDS]      (default 20)
+# Environment: CONNECTIONS (32), BODY_BYTES (200), DUPLICATES (0),
+#   TAMPERED (0), STORES ("memory sqlite"), OUT (a directory for the JSON
+#   reports; default a temporary directory, removed at exit),
+#   CARGO_TARGET_DIR (default target/).
+# Every process started here is stopped at exit.
+set -euo pipefail
+
+duration=${1:-20}
+connections=${CONNECTIONS:-32}
+body_bytes=${BODY_BYTES:-200}
+duplicates=${DUPLICATES:-0}
+tampered=${TAMPERED:-0}
+stores=${STORES:-memory sqlite}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bin="${CARGO_TARGET_DIR:-$root/target}/release"
+
+echo "building release binaries..." >&2
+cargo build --release -q -p adcp-sig -p adcp-loadgen
+
+work=$(mktemp -d)
+out=${OUT:-$work}
+mkdir -p "$out"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start NAME COMMAND...: runs COMMAND in the background, waits until it
+# prints "listening on http://ADDR" (stdout or stderr), sets URL and PID.
+start() {
+    local name=$1
+    shift
+    "$@" >"$work/$name.out" 2>"$work/$name.err" &
+    PID=$!
+    pids+=("$PID")
+    URL=
+    for _ in $(seq 1 200); do
+        URL=$(grep -ho 'listening on http://[0-9.:]*' "$work/$name.out" "$work/$name.err" 2>/dev/null | head -1 | sed 's/^listening on //') || true
+        [ -n "$URL" ] && return 0
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "$name did not start:" >&2
+    cat "$work/$name.err" >&2
+    exit 2
+}
+
+"$bin/adcp-sig" keygen --alg ed25519 --kid bench-ed25519 \
+    --out-private "$work/seller.jwk" --out-jwks "$work/seller-jwks.json" >/dev/null
+
+start bare "$bin/adcp-loadgen" bare --listen 127.0.0.1:0
+bare_url=$URL
+start sink "$bin/adcp-loadgen" sink --listen 127.0.0.1:0
+sink_url=$URL
+
+# run NAME URL REQUESTS [--sink URL]: one timed max-throughput run with
+# REQUESTS presigned, JSON to $out/NAME.json.
+run() {
+    local name=$1 url=$2 requests=$3
+    shift 3
+    echo "== $name: $duration s, $connections connections" >&2
+    local rc=0
+    "$bin/adcp-loadgen" run --url "$url/webhooks/adcp" --key "$work/seller.jwk" \
+        --max --presign --duration "$duration" --connections "$connections" \
+        --body-bytes "$body_bytes" --duplicates "$duplicates" --tampered "$tampered" \
+        --requests "$requests" --json "$@" >"$out/$name.json" || rc=$?
+    if [ "$rc" -gt 1 ]; then
+        echo "$name: the load generator failed" >&2
+        exit 2
+    fi
+    jq -r '.verdicts[] | "   [\(if .pass then "PASS" else "FAIL" end)] \(.name): \(.detail)"' "$out/$name.json" >&2
+}
+
+# Presign enough requests for the whole duration (a pool that runs out
+# ends the run early; the report's duration says so).
+run bare "$bare_url" $((duration * 40000))
+names=(bare)
+for store in $stores; do
+    case $store in
+    memory) store_url=memory: ;;
+    sqlite) store_url="sqlite:$work/dedup-$RANDOM.sqlite" ;;
+    *) store_url=$store ;;
+    esac
+    name="gateway-${store%%:*}"
+    start "$name" "$bin/adcp-sig" gateway --listen 127.0.0.1:0 --upstream "$sink_url/events" \
+        --jwks "$work/seller-jwks.json" --jwks-agent https://seller.example/mcp \
+        --store "$store_url" --store-namespace "bench_$$" --quiet
+    gateway_pid=$PID
+    run "$name" "$URL" $((duration * 15000)) --sink "$sink_url"
+    kill "$gateway_pid" 2>/dev/null || true
+    wait "$gateway_pid" 2>/dev/null || true
+    names+=("$name")
+done
+
+bare_rps=$(jq '.requests_per_sec' "$out/bare.json")
+echo
+printf '%-16s %10s %9s %9s %9s %9s %8s  %s\n' target "req/s" "p50 ms" "p99 ms" "max ms" "secs" ratio verdicts
+for name in "${names[@]}"; do
+    f="$out/$name.json"
+    rps=$(jq '.requests_per_sec' "$f")
+    ratio=$(jq -n --argjson a "$rps" --argjson b "$bare_rps" '$a / $b * 100 | floor / 100')
+    verdicts=$(jq -r 'if all(.verdicts[]; .pass) then "pass" else "FAIL" end' "$f")
+    printf '%-16s %10.0f %9.2f %9.2f %9.1f %9.1f %8s  %s\n' "$name" "$rps" \
+        "$(jq '.latency.p50_ms' "$f")" "$(jq '.latency.p99_ms' "$f")" "$(jq '.latency.max_ms' "$f")" \
+        "$(jq '.duration_secs' "$f")" "$ratio" "$verdicts"
+done
+echo
+echo "($(nproc) CPUs; load generator, servers and sink on one machine, loopback; $connections connections, ${body_bytes}-byte bodies)"
