@@ -1,9 +1,18 @@
-//! `MemoryReplayStore`: replay detection, TTL, caps without eviction,
-//! scoping, the conformance fill helper and atomicity under concurrency.
+//! What only `MemoryReplayStore` has: its limits constructors, the entry
+//! counts (`len`, `keyid_len`, `is_empty`, `purge_expired`) through the
+//! shared scenarios, the conformance fill helper, `Debug`, and atomicity
+//! across OS threads.
+//!
+//! The behaviour every replay store shares (first sighting and replay, the
+//! inclusive TTL boundary, caps that refuse instead of evicting, scoping,
+//! concurrent inserts) is the adcp-store contract suite
+//! (`crates/store/tests/contract`), which runs against `MemoryReplayStore`
+//! in `crates/store/tests/memory.rs`; it is not repeated here.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_verify::replay::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::replay::InsertOutcome::{self, AggregateCapReached, Inserted, KeyidCapReached, Replayed};
+use adcp_verify::replay::{MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::{Arc, Barrier};
 
 const NOW: i64 = 1_776_520_800;
@@ -30,6 +39,11 @@ fn keyid_len_at(store: &MemoryReplayStore, keyid: &str, now: i64) -> usize {
 fn empty_at(store: &MemoryReplayStore, now: i64) -> bool {
     store.purge_expired(now);
     store.is_empty()
+}
+
+/// Inserts `keyid`/`nonce`, live until `expires_at`, at `now`.
+async fn put(store: &MemoryReplayStore, keyid: &str, nonce: &[u8], expires_at: i64, now: i64) -> InsertOutcome {
+    store.insert(key(keyid, nonce), expires_at, now).await.unwrap()
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
@@ -67,68 +81,105 @@ fn limits_constructors() {
 }
 
 #[tokio::test]
-async fn first_sighting_then_replay() {
+async fn a_replay_is_counted_once() {
     let store = MemoryReplayStore::webhook();
-    let k = key("seller", b"nonce-1");
-    assert!(!store.contains(k, NOW).await.unwrap());
-    assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Inserted);
-    assert!(store.contains(k, NOW + 1).await.unwrap());
-    assert_eq!(
-        store.insert(k, NOW + 360, NOW + 1).await.unwrap(),
-        InsertOutcome::Replayed
-    );
+    assert_eq!(put(&store, "seller", b"nonce-1", NOW + 360, NOW).await, Inserted);
+    assert_eq!(put(&store, "seller", b"nonce-1", NOW + 360, NOW + 1).await, Replayed);
     // A replay does not extend or duplicate the entry.
     assert_eq!(len_at(&store, NOW + 1), 1);
     assert_eq!(keyid_len_at(&store, "seller", NOW + 1), 1);
     // Another nonce, and the same nonce under another keyid, are distinct.
-    assert_eq!(
-        store.insert(key("seller", b"nonce-2"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("other", b"nonce-1"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
+    assert_eq!(put(&store, "seller", b"nonce-2", NOW + 360, NOW).await, Inserted);
+    assert_eq!(put(&store, "other", b"nonce-1", NOW + 360, NOW).await, Inserted);
     assert_eq!(len_at(&store, NOW), 3);
 }
 
 #[tokio::test]
-async fn ttl_boundary_is_inclusive() {
+async fn an_entry_is_not_counted_after_its_expiry() {
     let store = MemoryReplayStore::webhook();
-    let k = key("seller", b"n");
     let expires_at = NOW + 360;
-    assert_eq!(store.insert(k, expires_at, NOW).await.unwrap(), InsertOutcome::Inserted);
-    // Still live at exactly expires_at (the window check still accepts then).
-    assert!(store.contains(k, expires_at).await.unwrap());
-    assert_eq!(
-        store.insert(k, expires_at, expires_at).await.unwrap(),
-        InsertOutcome::Replayed
-    );
+    assert_eq!(put(&store, "seller", b"n", expires_at, NOW).await, Inserted);
+    assert_eq!(put(&store, "seller", b"n", expires_at, expires_at).await, Replayed);
     // Gone one second later.
-    assert!(!store.contains(k, expires_at + 1).await.unwrap());
     assert_eq!(len_at(&store, expires_at + 1), 0);
     assert!(empty_at(&store, expires_at + 1));
-    assert_eq!(
-        store.insert(k, expires_at + 361, expires_at + 1).await.unwrap(),
-        InsertOutcome::Inserted
-    );
 }
 
 #[tokio::test]
-async fn expired_entry_is_replaced_before_any_sweep() {
+async fn an_expired_entry_replaced_before_any_sweep_is_counted_once() {
     let store = MemoryReplayStore::webhook();
-    let k = key("seller", b"n");
-    assert_eq!(store.insert(k, NOW + 10, NOW).await.unwrap(), InsertOutcome::Inserted);
+    assert_eq!(put(&store, "seller", b"n", NOW + 10, NOW).await, Inserted);
     // The next call is the re-insert itself, long after expiry.
-    assert_eq!(
-        store.insert(k, NOW + 1_000, NOW + 500).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(k, NOW + 1_000, NOW + 999).await.unwrap(),
-        InsertOutcome::Replayed
-    );
+    assert_eq!(put(&store, "seller", b"n", NOW + 1_000, NOW + 500).await, Inserted);
+    assert_eq!(put(&store, "seller", b"n", NOW + 1_000, NOW + 999).await, Replayed);
     assert_eq!(keyid_len_at(&store, "seller", NOW + 999), 1);
+}
+
+#[tokio::test]
+async fn an_already_expired_insert_is_not_counted() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(1, 1));
+    assert_eq!(put(&store, "k", b"old", NOW - 1, NOW).await, Inserted);
+    assert_eq!(len_at(&store, NOW), 0);
+}
+
+#[tokio::test]
+async fn refused_inserts_are_not_counted() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(3, 100));
+    for n in 0u8..3 {
+        assert_eq!(put(&store, "abuser", &[n], NOW + 360, NOW).await, Inserted);
+    }
+    assert_eq!(put(&store, "abuser", &[3], NOW + 360, NOW).await, KeyidCapReached);
+    assert_eq!(keyid_len_at(&store, "abuser", NOW + 1), 3);
+
+    let store = MemoryReplayStore::new(ReplayLimits::new(10, 4));
+    for i in 0..4 {
+        assert_eq!(
+            put(&store, &format!("seller-{i}"), b"n", NOW + 360, NOW).await,
+            Inserted
+        );
+    }
+    assert_eq!(put(&store, "seller-9", b"n", NOW + 360, NOW).await, AggregateCapReached);
+    assert_eq!(put(&store, "seller-0", b"m", NOW + 360, NOW).await, AggregateCapReached);
+    assert_eq!(len_at(&store, NOW), 4);
+}
+
+#[tokio::test]
+async fn expired_entries_leave_the_counts() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(2, 3));
+    assert_eq!(put(&store, "k", b"a", NOW + 100, NOW).await, Inserted);
+    assert_eq!(put(&store, "k", b"b", NOW + 200, NOW).await, Inserted);
+    assert_eq!(put(&store, "j", b"a", NOW + 300, NOW).await, Inserted);
+    // One second after its expiry "k"/"a" no longer counts.
+    assert_eq!(keyid_len_at(&store, "k", NOW + 101), 1);
+    assert_eq!(len_at(&store, NOW + 101), 2);
+    assert_eq!(put(&store, "k", b"c", NOW + 400, NOW + 101).await, Inserted);
+    // Everything expires; the store is empty.
+    assert_eq!(store.purge_expired(NOW + 401), 3);
+    assert!(empty_at(&store, NOW + 401));
+}
+
+#[tokio::test]
+async fn scoped_entries_count_toward_their_keyid() {
+    let store = MemoryReplayStore::webhook();
+    let a = "https://buyer.example.com/adcp/webhook/a";
+    let unscoped = key("seller", b"n");
+    let scopes = [
+        None,
+        Some(a),
+        Some("https://buyer.example.com/adcp/webhook/b"),
+        Some(""),
+    ];
+    for scope in scopes {
+        let k = ReplayKey { scope, ..unscoped };
+        assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), Inserted);
+    }
+    let shifted = ReplayKey {
+        keyid: "seller",
+        nonce: b"nh",
+        scope: Some(&a[1..]),
+    };
+    assert_eq!(store.insert(shifted, NOW + 360, NOW).await.unwrap(), Inserted);
+    assert_eq!(keyid_len_at(&store, "seller", NOW), 5);
 }
 
 #[tokio::test]
@@ -153,187 +204,6 @@ async fn helpers_count_as_of_the_latest_now_seen() {
 }
 
 #[tokio::test]
-async fn already_expired_insert_stores_nothing() {
-    let store = MemoryReplayStore::new(ReplayLimits::new(1, 1));
-    assert_eq!(
-        store.insert(key("k", b"old"), NOW - 1, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(len_at(&store, NOW), 0);
-    assert_eq!(
-        store.insert(key("k", b"fresh"), NOW + 60, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-}
-
-#[tokio::test]
-async fn per_keyid_cap_rejects_instead_of_evicting() {
-    let store = MemoryReplayStore::new(ReplayLimits::new(3, 100));
-    for n in 0u8..3 {
-        assert_eq!(
-            store.insert(key("abuser", &[n]), NOW + 360, NOW).await.unwrap(),
-            InsertOutcome::Inserted
-        );
-    }
-    assert!(store.keyid_cap_reached("abuser", NOW).await.unwrap());
-    assert_eq!(
-        store.insert(key("abuser", &[3]), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::KeyidCapReached
-    );
-    // Nothing was evicted: every earlier nonce is still a replay.
-    for n in 0u8..3 {
-        assert!(store.contains(key("abuser", &[n]), NOW + 1).await.unwrap());
-        assert_eq!(
-            store.insert(key("abuser", &[n]), NOW + 360, NOW + 1).await.unwrap(),
-            InsertOutcome::Replayed
-        );
-    }
-    // The refused nonce was not stored.
-    assert!(!store.contains(key("abuser", &[3]), NOW + 1).await.unwrap());
-    assert_eq!(keyid_len_at(&store, "abuser", NOW + 1), 3);
-    // Other keyids are unaffected.
-    assert!(!store.keyid_cap_reached("honest", NOW).await.unwrap());
-    assert_eq!(
-        store.insert(key("honest", &[0]), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-}
-
-#[tokio::test]
-async fn replay_is_reported_even_at_the_cap() {
-    let store = MemoryReplayStore::new(ReplayLimits::new(1, 1));
-    assert_eq!(
-        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Replayed
-    );
-    assert_eq!(
-        store.insert(key("k", b"b"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::KeyidCapReached
-    );
-}
-
-#[tokio::test]
-async fn aggregate_cap_rejects_every_keyid() {
-    let store = MemoryReplayStore::new(ReplayLimits::new(10, 4));
-    for i in 0..4 {
-        let keyid = format!("seller-{i}");
-        assert_eq!(
-            store.insert(key(&keyid, b"n"), NOW + 360, NOW).await.unwrap(),
-            InsertOutcome::Inserted
-        );
-    }
-    assert_eq!(
-        store.insert(key("seller-9", b"n"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::AggregateCapReached
-    );
-    assert_eq!(
-        store.insert(key("seller-0", b"m"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::AggregateCapReached
-    );
-    // The per-keyid guard is not the aggregate one.
-    assert!(!store.keyid_cap_reached("seller-0", NOW).await.unwrap());
-    // Nothing was evicted.
-    for i in 0..4 {
-        let keyid = format!("seller-{i}");
-        assert!(store.contains(key(&keyid, b"n"), NOW).await.unwrap());
-    }
-    assert_eq!(len_at(&store, NOW), 4);
-}
-
-#[tokio::test]
-async fn keyid_cap_is_reported_before_aggregate_cap() {
-    let store = MemoryReplayStore::new(ReplayLimits::new(2, 2));
-    assert_eq!(
-        store.insert(key("k", b"a"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("k", b"b"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("k", b"c"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::KeyidCapReached
-    );
-    assert_eq!(
-        store.insert(key("j", b"a"), NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::AggregateCapReached
-    );
-}
-
-#[tokio::test]
-async fn zero_caps_refuse_everything() {
-    let store = MemoryReplayStore::new(ReplayLimits::new(0, 10));
-    assert!(store.keyid_cap_reached("k", NOW).await.unwrap());
-    assert_eq!(
-        store.insert(key("k", b"a"), NOW + 1, NOW).await.unwrap(),
-        InsertOutcome::KeyidCapReached
-    );
-    let store = MemoryReplayStore::new(ReplayLimits::new(10, 0));
-    assert_eq!(
-        store.insert(key("k", b"a"), NOW + 1, NOW).await.unwrap(),
-        InsertOutcome::AggregateCapReached
-    );
-}
-
-#[tokio::test]
-async fn expired_entries_free_capacity() {
-    let store = MemoryReplayStore::new(ReplayLimits::new(2, 3));
-    assert_eq!(
-        store.insert(key("k", b"a"), NOW + 100, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("k", b"b"), NOW + 200, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("j", b"a"), NOW + 300, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("k", b"c"), NOW + 300, NOW).await.unwrap(),
-        InsertOutcome::KeyidCapReached
-    );
-    assert_eq!(
-        store.insert(key("i", b"a"), NOW + 300, NOW).await.unwrap(),
-        InsertOutcome::AggregateCapReached
-    );
-
-    // At NOW + 100 entry "a" is still live (inclusive boundary).
-    assert!(store.keyid_cap_reached("k", NOW + 100).await.unwrap());
-    assert_eq!(
-        store.insert(key("k", b"c"), NOW + 300, NOW + 100).await.unwrap(),
-        InsertOutcome::KeyidCapReached
-    );
-
-    // One second later it has expired and no longer counts toward either cap.
-    assert!(!store.keyid_cap_reached("k", NOW + 101).await.unwrap());
-    assert_eq!(keyid_len_at(&store, "k", NOW + 101), 1);
-    assert_eq!(len_at(&store, NOW + 101), 2);
-    assert_eq!(
-        store.insert(key("k", b"c"), NOW + 400, NOW + 101).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    assert_eq!(
-        store.insert(key("i", b"a"), NOW + 400, NOW + 101).await.unwrap(),
-        InsertOutcome::AggregateCapReached
-    );
-
-    // Everything expires; the store is empty and reusable.
-    assert_eq!(store.purge_expired(NOW + 401), 3);
-    assert!(empty_at(&store, NOW + 401));
-    assert_eq!(
-        store.insert(key("i", b"a"), NOW + 800, NOW + 401).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-}
-
-#[tokio::test]
 async fn sweeps_many_entries_with_staggered_expiry() {
     let store = MemoryReplayStore::new(ReplayLimits::new(20_000, 20_000));
     for i in 0u32..10_000 {
@@ -353,48 +223,6 @@ async fn sweeps_many_entries_with_staggered_expiry() {
         .contains(key("seller-0", &0u32.to_be_bytes()), NOW + 10_000)
         .await
         .unwrap());
-}
-
-#[tokio::test]
-async fn scope_separates_entries() {
-    let store = MemoryReplayStore::webhook();
-    let a = "https://buyer.example.com/adcp/webhook/a";
-    let b = "https://buyer.example.com/adcp/webhook/b";
-    let unscoped = ReplayKey {
-        keyid: "seller",
-        nonce: b"n",
-        scope: None,
-    };
-    let at_a = ReplayKey {
-        scope: Some(a),
-        ..unscoped
-    };
-    let at_b = ReplayKey {
-        scope: Some(b),
-        ..unscoped
-    };
-    let at_empty = ReplayKey {
-        scope: Some(""),
-        ..unscoped
-    };
-    for k in [unscoped, at_a, at_b, at_empty] {
-        assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Inserted);
-    }
-    for k in [unscoped, at_a, at_b, at_empty] {
-        assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Replayed);
-    }
-    // Nonce and scope bytes cannot be shifted into one another.
-    let shifted = ReplayKey {
-        keyid: "seller",
-        nonce: b"nh",
-        scope: Some(&a[1..]),
-    };
-    assert_eq!(
-        store.insert(shifted, NOW + 360, NOW).await.unwrap(),
-        InsertOutcome::Inserted
-    );
-    // Scoped entries still count toward the keyid's cap.
-    assert_eq!(keyid_len_at(&store, "seller", NOW), 5);
 }
 
 #[tokio::test]
@@ -484,28 +312,6 @@ fn debug_shows_limits_not_entries() {
     let store = MemoryReplayStore::new(ReplayLimits::new(3, 4));
     let text = format!("{store:?}");
     assert!(text.contains("per_keyid_cap: 3"), "{text}");
-}
-
-#[tokio::test]
-async fn concurrent_tasks_inserting_one_key_yield_exactly_one_insert() {
-    let store = Arc::new(MemoryReplayStore::webhook());
-    let mut tasks = Vec::new();
-    for _ in 0..64 {
-        let store = Arc::clone(&store);
-        tasks.push(tokio::spawn(async move {
-            tokio::task::yield_now().await;
-            store
-                .insert(key("seller", b"same-nonce"), NOW + 360, NOW)
-                .await
-                .unwrap()
-        }));
-    }
-    let mut outcomes = Vec::new();
-    for task in tasks {
-        outcomes.push(task.await.unwrap());
-    }
-    assert_eq!(outcomes.iter().filter(|&&o| o == InsertOutcome::Inserted).count(), 1);
-    assert_eq!(outcomes.iter().filter(|&&o| o == InsertOutcome::Replayed).count(), 63);
 }
 
 #[test]
