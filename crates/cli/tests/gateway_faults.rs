@@ -157,6 +157,8 @@ const PAUSE_MS: u64 = 3000;
 /// The claim lease of the paused-store tests: longer than a pause, so that
 /// a claim written late is still held when the pause ends.
 const LEASE_SECS: i64 = 4;
+/// The pause of the completion test: past the upstream's answer.
+const LONG_PAUSE_MS: u64 = 4000;
 /// The pause of the late-claim test: shorter than the lease.
 const SHORT_PAUSE_MS: u64 = 1500;
 
@@ -341,7 +343,8 @@ async fn a_claim_written_late_by_a_paused_store_holds_the_event_until_its_lease_
 /// applying the event, so the gateway cannot record the completion.
 ///
 /// Expected: the sender gets `503` (`completion_failed`) within about the
-/// upstream's answer time plus the op timeout; the upstream applied the
+/// upstream's answer time (1.5 s) plus the op timeout, before the pause
+/// (4 s) ends; the upstream applied the
 /// event once. The paused completion lands when the pause ends, so the
 /// seller's retry (fresh signature) is a duplicate: `200`, not forwarded
 /// again.
@@ -350,7 +353,8 @@ async fn store_paused_during_forwarding_answers_503_and_the_late_completion_prev
     let port = redis_server::free_port();
     let server = redis_server::Server::start(port, redis_server::temp_dir("gw-fault-complete"), "noeviction");
     let upstream = Upstream::start().await;
-    *upstream.seen.delay.lock().unwrap() = Some(Duration::from_millis(800));
+    // Long enough for the test to pause Redis before the completion.
+    *upstream.seen.delay.lock().unwrap() = Some(Duration::from_millis(1500));
     let seller = Seller::new();
     let namespace = unique("complete");
     let mut options = GatewayOptions::new(upstream.url());
@@ -390,10 +394,11 @@ async fn store_paused_during_forwarding_answers_503_and_the_late_completion_prev
     while upstream.seen.requests.load(Ordering::SeqCst) < 2 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(redis_cli(port, &["CLIENT", "PAUSE", &PAUSE_MS.to_string(), "ALL"]).contains("OK"));
+    assert!(redis_cli(port, &["CLIENT", "PAUSE", &LONG_PAUSE_MS.to_string(), "ALL"]).contains("OK"));
     let (status, took) = in_flight.await.unwrap();
     assert_eq!(status, 503);
-    assert!(took < Duration::from_millis(2800), "answered after {took:?}");
+    // The upstream's 1.5 s plus the 0.5 s op timeout, not the 4 s pause.
+    assert!(took < Duration::from_millis(3800), "answered after {took:?}");
     assert!(metrics_line(
         &handle,
         "adcp_gateway_webhooks_total{outcome=\"completion_failed\"} 1\n"
@@ -921,7 +926,7 @@ async fn a_client_trickling_its_body_is_answered_408_within_the_body_timeout() {
 }
 
 /// Concurrency limit: one webhook at a time (`max_concurrency = 1`) while
-/// the upstream takes 1.5 s.
+/// the upstream takes 3 s.
 ///
 /// Expected: a second webhook arriving meanwhile is shed at once: `503`
 /// with `Retry-After: 1`, not verified, not claimed, not forwarded
@@ -931,7 +936,7 @@ async fn a_client_trickling_its_body_is_answered_408_within_the_body_timeout() {
 async fn past_the_concurrency_limit_requests_are_shed_with_503_and_retry_after() {
     let dir = TempDir::new("fault-shed");
     let upstream = Upstream::start().await;
-    *upstream.seen.delay.lock().unwrap() = Some(Duration::from_millis(1500));
+    *upstream.seen.delay.lock().unwrap() = Some(Duration::from_secs(3));
     let seller = Seller::new();
     let mut options = GatewayOptions::new(upstream.url());
     options.max_concurrency = 1;
@@ -967,7 +972,8 @@ async fn past_the_concurrency_limit_requests_are_shed_with_503_and_retry_after()
             retry_after: Some(1)
         }
     );
-    assert!(started.elapsed() < Duration::from_secs(1), "shed at once, not queued");
+    // Answered while the first still holds the only slot (3 s).
+    assert!(started.elapsed() < Duration::from_secs(2), "shed at once, not queued");
     assert_eq!(common::get(format!("{}/healthz", handle.base_url())).await.0, 200);
     assert!(metrics_line(&handle, "adcp_gateway_shed_total 1\n"));
 
