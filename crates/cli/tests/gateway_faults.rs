@@ -1038,3 +1038,115 @@ async fn a_retry_within_the_cooldown_after_a_failed_refetch_is_still_retryable()
     assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
     handle.shutdown().await.unwrap();
 }
+
+/// The `adcp-sig gateway` process, killed on drop (even when the test
+/// fails).
+struct Process(std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The binary's flags reach the gateway: `adcp-sig gateway --store-timeout 1
+/// --header-timeout 2` on a private Redis.
+///
+/// Expected: with Redis paused for 4 s, a webhook is answered `503` in
+/// under 3 s (with the default 5 s store timeout it would have waited out
+/// the pause and been forwarded); after the pause the seller's re-signed
+/// retry is forwarded once; a client trickling its headers is disconnected
+/// within about 2 s (asserted under 6 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let port = redis_server::free_port();
+    let server = redis_server::Server::start(port, redis_server::temp_dir("gw-fault-cli"), "noeviction");
+    let dir = TempDir::new("fault-cli");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let jwks = dir.0.join("seller-jwks.json");
+    std::fs::write(&jwks, seller.jwks.to_string()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
+        .args([
+            "gateway",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            upstream.url().as_str(),
+        ])
+        .arg("--jwks")
+        .arg(&jwks)
+        .args(["--jwks-agent", common::AGENT, "--store", &server.url()])
+        .args(["--store-namespace", &unique("cli")])
+        .args(["--store-timeout", "1", "--header-timeout", "2", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let process = Process(child);
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+        .to_owned();
+    let url = format!("http://{addr}{PATH}");
+    let post = |signed: SignedRequest| {
+        let url = url.clone();
+        async move {
+            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+            let mut request = client.post(url);
+            for (name, value) in signed.headers() {
+                request = request.header(*name, value.as_str());
+            }
+            let started = Instant::now();
+            let response = request
+                .body(signed.body().unwrap().as_bytes().to_vec())
+                .send()
+                .await
+                .unwrap();
+            (response.status().as_u16(), started.elapsed())
+        }
+    };
+
+    let warm = event("warm");
+    assert_eq!(
+        post(seller.signer.sign_webhook(&url, &warm).await.unwrap()).await.0,
+        200
+    );
+    let a = event("a");
+    assert!(redis_cli(port, &["CLIENT", "PAUSE", "4000", "ALL"]).contains("OK"));
+    let (status, took) = post(seller.signer.sign_webhook(&url, &a).await.unwrap()).await;
+    assert_eq!(status, 503);
+    assert!(took < Duration::from_secs(3), "answered after {took:?}");
+    wait_unpaused(port).await;
+    assert_eq!(post(seller.signer.sign_webhook(&url, &a).await.unwrap()).await.0, 200);
+    assert_eq!(
+        upstream.applied_keys(),
+        [warm.idempotency_key().as_str(), a.idempotency_key().as_str()]
+    );
+
+    let mut stream = tokio::net::TcpStream::connect(addr.as_str()).await.unwrap();
+    let started = Instant::now();
+    let closed_after = loop {
+        if stream.write_all(b"P").await.is_err() {
+            break started.elapsed();
+        }
+        let mut buf = [0u8; 256];
+        match tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buf)).await {
+            Ok(Ok(0) | Err(_)) => break started.elapsed(),
+            Ok(Ok(_)) | Err(_) => {}
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "never disconnected");
+    };
+    assert!(closed_after < Duration::from_secs(6), "closed after {closed_after:?}");
+    drop(process);
+    drop(server);
+}
