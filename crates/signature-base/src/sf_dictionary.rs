@@ -515,6 +515,25 @@ impl Cursor<'_> {
     }
 }
 
+/// Whether `b` may appear in a byte sequence here (either Base64 alphabet
+/// or `=`).
+pub(crate) fn is_byte_sequence_char(b: u8) -> bool {
+    BYTE_SEQUENCE_CHARS[usize::from(b)]
+}
+
+/// Whether `key` is an RFC 8941 §3.2 Dictionary key.
+pub(crate) fn is_key(key: &[u8]) -> bool {
+    match key.split_first() {
+        Some((&first, rest)) => {
+            (first.is_ascii_lowercase() || first == b'*')
+                && rest
+                    .iter()
+                    .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.' | b'*'))
+        }
+        None => false,
+    }
+}
+
 /// The characters of both Base64 alphabets and `=`.
 const BYTE_SEQUENCE_CHARS: [bool; 256] = {
     let mut table = [false; 256];

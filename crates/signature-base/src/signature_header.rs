@@ -49,6 +49,14 @@ impl Signatures {
                 max: MAX_SIGNATURE_LEN,
             });
         }
+        if let Some(single) = Self::single_member(value) {
+            return Ok(single);
+        }
+        Self::parse_dictionary(value)
+    }
+
+    /// The general path of [`parse`](Self::parse): the whole Dictionary.
+    fn parse_dictionary(value: &[u8]) -> Result<Self, Error> {
         let mut members: Vec<(String, String)> = Vec::new();
         // No member cap: MAX_SIGNATURE_LEN bounds the work.
         for member in sf_dictionary::members(value, usize::MAX) {
@@ -70,6 +78,27 @@ impl Signatures {
             return Err(malformed(format!("empty dictionary at byte {}", value.len())));
         }
         Ok(Signatures { members })
+    }
+
+    /// The form every signer emits, `label=:TOKEN:` and nothing else, read
+    /// without the general Dictionary parser. `None` sends anything else
+    /// (several members, parameters, whitespace, errors) to the full
+    /// parser, whose result this equals whenever it is `Some` (a property
+    /// test checks it).
+    fn single_member(value: &[u8]) -> Option<Self> {
+        // A key has no `=`: the first one ends the label.
+        let split = memchr::memchr(b'=', value)?;
+        let (label, rest) = value.split_at(split);
+        let token = rest.strip_prefix(b"=:")?.strip_suffix(b":")?;
+        if !sf_dictionary::is_key(label) || !token.iter().all(|&b| sf_dictionary::is_byte_sequence_char(b)) {
+            return None;
+        }
+        // Both are ASCII (checked above).
+        let label = std::str::from_utf8(label).ok()?.to_owned();
+        let token = std::str::from_utf8(token).ok()?.to_owned();
+        Some(Signatures {
+            members: vec![(label, token)],
+        })
     }
 
     /// Parses every `Signature` line of `msg`, combined per RFC 9110.
@@ -263,5 +292,29 @@ mod tests {
                 label: "d".into(),
             })
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// The single-member fast path never changes a result.
+        #[test]
+        fn fast_path_agrees_with_the_dictionary_parser(
+            label in proptest::sample::select(vec!["sig1", "*s", "Sig1", "1sig", "sig-1.x_*", "", "sig1 ", " sig1"]),
+            token in "[A-Za-z0-9+/=_:, ;\\-]{0,100}",
+            suffix in proptest::sample::select(vec![":", "", ": ", ":;a=1", ":, sig2=:AA==:", "::"]),
+        ) {
+            let field = format!("{label}=:{token}{suffix}");
+            let full = Signatures::parse_dictionary(field.as_bytes());
+            proptest::prop_assert_eq!(Signatures::parse(field.as_bytes()), full.clone());
+            if let Some(fast) = Signatures::single_member(field.as_bytes()) {
+                proptest::prop_assert_eq!(Ok(fast), full);
+            }
+        }
+    }
+
+    #[test]
+    fn the_signer_form_takes_the_fast_path() {
+        assert!(Signatures::single_member(b"sig1=:AQID:").is_some());
+        assert!(Signatures::single_member(b"sig1=:AQID:, sig2=:AQID:").is_none());
     }
 }

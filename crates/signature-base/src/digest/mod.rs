@@ -72,6 +72,7 @@
 
 mod algorithm;
 mod error;
+mod fast;
 mod policy;
 
 pub use crate::sf_dictionary::SyntaxErrorKind;
@@ -134,6 +135,15 @@ impl ContentDigest {
             });
         }
         let decoding = decoding.into();
+        if let Some(parsed) = fast::single_member(input, decoding) {
+            return Ok(parsed);
+        }
+        Self::parse_dictionary(input, decoding)
+    }
+
+    /// The general path of [`parse`](Self::parse): the whole RFC 8941
+    /// Dictionary, then the checks in their documented order.
+    fn parse_dictionary(input: &[u8], decoding: BinaryDecoding) -> Result<Self, DigestError> {
         let raw = sf_dictionary::parse(input, MAX_MEMBERS)?;
         let key_bytes = |m: &RawMember| m.key.of(input);
         // Keys are ASCII (checked by the parser), so this is exact.

@@ -203,21 +203,50 @@ impl BinaryEncoding {
                 });
             }
         }
+        // One exact allocation (`decode_vec` reserves an estimate, then
+        // grows): room for the engine's conservative estimate, trimmed after.
+        let before = out.len();
+        let estimate = text.len().div_ceil(4) * 3;
+        out.resize(before + estimate, 0);
+        let written = self.engine().decode_slice(text, &mut out[before..]);
+        match written {
+            Ok(n) => {
+                out.truncate(before + n);
+                Ok(())
+            }
+            Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
+                // Unreachable with the estimate above; decode the slow way.
+                out.truncate(before);
+                self.decode_vec_mapped(text, symbols, out)
+            }
+            Err(base64::DecodeSliceError::DecodeError(e)) => {
+                out.truncate(before);
+                Err(map_decode_error(e, symbols))
+            }
+        }
+    }
+
+    fn decode_vec_mapped(self, text: &[u8], symbols: usize, out: &mut Vec<u8>) -> Result<(), EncodingError> {
         let before = out.len();
         self.engine().decode_vec(text, out).map_err(|e| {
             out.truncate(before);
-            match e {
-                base64::DecodeError::InvalidLastSymbol(offset, _) => EncodingError::NonCanonical { offset },
-                // The checks above leave only trailing bits to the engine;
-                // keep a faithful mapping for the others regardless.
-                base64::DecodeError::InvalidByte(offset, byte) => EncodingError::InvalidCharacter { offset, byte },
-                base64::DecodeError::InvalidLength(symbols) => EncodingError::InvalidLength { symbols },
-                base64::DecodeError::InvalidPadding => EncodingError::Padding {
-                    offset: symbols,
-                    kind: PaddingErrorKind::Excess,
-                },
-            }
+            map_decode_error(e, symbols)
         })
+    }
+}
+
+/// The engine's error in this crate's terms. The checks before decoding
+/// leave only trailing bits to the engine; the other arms keep a faithful
+/// mapping regardless.
+fn map_decode_error(e: base64::DecodeError, symbols: usize) -> EncodingError {
+    match e {
+        base64::DecodeError::InvalidLastSymbol(offset, _) => EncodingError::NonCanonical { offset },
+        base64::DecodeError::InvalidByte(offset, byte) => EncodingError::InvalidCharacter { offset, byte },
+        base64::DecodeError::InvalidLength(found) => EncodingError::InvalidLength { symbols: found },
+        base64::DecodeError::InvalidPadding => EncodingError::Padding {
+            offset: symbols,
+            kind: PaddingErrorKind::Excess,
+        },
     }
 }
 
