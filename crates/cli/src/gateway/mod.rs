@@ -16,6 +16,13 @@
 //!   receiver's answer (`401` with `WWW-Authenticate: Signature error="…"`,
 //!   `503` when the store cannot answer, …).
 //!
+//! Every wait is bounded: the store's operations (`StoreOptions::op_timeout`),
+//! the upstream ([`GatewayOptions::upstream_timeout`]), a request's headers
+//! ([`GatewayOptions::header_timeout`], the connection is closed) and body
+//! ([`GatewayOptions::body_timeout`], `408`); past
+//! [`GatewayOptions::max_concurrency`] webhooks in flight, a request is
+//! shed at once with `503` and `Retry-After: 1`.
+//!
 //! `GET /healthz` answers while the process serves; `GET /readyz` only
 //! while the store answers; `GET /metrics` is the Prometheus exposition.
 //!
@@ -105,9 +112,10 @@ pub struct GatewayOptions {
     /// for claimed events, the verified sender, keyid and idempotency key
     /// (never bodies or headers). Default off; the CLI turns it on.
     pub access_log: bool,
-    /// Bound on receiving one request's headers, from its first byte
-    /// (and on an idle keep-alive connection's wait for the next request):
-    /// past it the connection is closed. Default 10 s.
+    /// Bound on receiving one request's headers, from when the gateway
+    /// starts waiting for them (so also an idle keep-alive connection's
+    /// wait for its next request): past it the connection is closed
+    /// (slowloris). Default 10 s.
     pub header_timeout: Duration,
     /// Bound on receiving one request's whole body, from the handler's
     /// start: past it the request is answered `408`. Default 30 s.
@@ -219,8 +227,11 @@ impl Gateway {
         // so `threshold_tuning_overdue` fires if they are never tuned).
         let thresholds = AdmissionThresholds::from_env_or_starting_values(AdmissionThresholds::ENV_PREFIX)
             .map_err(|e| format!("admission thresholds: {e}"))?;
-        if options.max_concurrency == 0 {
-            return Err("--max-concurrency must be at least 1".into());
+        if options.max_concurrency == 0 || options.max_concurrency > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(format!(
+                "--max-concurrency must be between 1 and {}",
+                tokio::sync::Semaphore::MAX_PERMITS
+            ));
         }
         if options.header_timeout.is_zero() || options.body_timeout.is_zero() {
             return Err("--header-timeout and --body-timeout must be at least 1 s".into());
