@@ -433,7 +433,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         }
 
         // Step 14: body well-formedness, after the nonce is burned.
-        self.check_body(msg)?;
+        self.check_body(msg, keyid, params.nonce().unwrap_or_default())?;
 
         Ok(VerifiedSigner {
             keyid: keyid.to_owned(),
@@ -513,7 +513,11 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         Ok(verifying_key)
     }
 
-    fn check_body(&self, msg: &Message<'_>) -> Result<(), VerifyError> {
+    /// Step 14. The rejection names what 14b says to log — keyid, nonce,
+    /// byte length and the sanitized duplicate key names — and never the
+    /// body. (keyid and nonce passed steps 1–13: an RFC 8941 String that
+    /// named a published key, and unpadded base64url.)
+    fn check_body(&self, msg: &Message<'_>, keyid: &str, nonce: &str) -> Result<(), VerifyError> {
         let step = Step::new(14);
         let body = msg.body().unwrap_or_default();
         if body.is_empty() {
@@ -526,7 +530,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             self.fail(
                 ErrorCode::BodyMalformed,
                 step,
-                format!("{e} ({} body bytes)", body.len()),
+                format!("{e} (keyid {keyid:?}, nonce {nonce:?}, {} body bytes)", body.len()),
             )
         })
     }

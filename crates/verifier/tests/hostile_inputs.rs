@@ -161,6 +161,10 @@ impl World {
     }
 
     fn verify(&self, r: &Req) -> Result<(), ErrorCode> {
+        self.verify_full(r).map_err(|e| e.code())
+    }
+
+    fn verify_full(&self, r: &Req) -> Result<(), adcp_verify::error::VerifyError> {
         let headers = self.finish(r);
         let msg = message(&r.url, &headers, &r.body);
         let verifier = Verifier::new(
@@ -169,7 +173,7 @@ impl World {
             MemoryReplayStore::webhook(),
             FixedClock(self.now),
         );
-        run_now(verifier.verify(&msg)).map(|_| ()).map_err(|e| e.code())
+        run_now(verifier.verify(&msg)).map(|_| ())
     }
 }
 
@@ -784,4 +788,24 @@ fn every_hostile_input_gets_its_exact_outcome() {
         cases.len(),
         wrong.join("\n")
     );
+}
+
+/// Step 14b: a malformed-body rejection names keyid, nonce, byte length and
+/// the sanitized duplicate key names, never the body or the raw key bytes.
+#[test]
+fn a_malformed_body_rejection_carries_what_14b_says_to_log() {
+    let Some(w) = world() else { return };
+    let body = "{\"a\u{202e}b\":1,\"a\u{202e}b\":2,\"secret-payload\":3}"
+        .as_bytes()
+        .to_vec();
+    let len = body.len();
+    let req = Req { body, ..w.req(7) };
+    let err = w.verify_full(&req).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BodyMalformed);
+    let text = err.to_string();
+    assert!(text.contains(&format!("{:?}", w.keyid)), "{text}");
+    assert!(text.contains(&format!("{:?}", nonce_of(16, 7))), "{text}");
+    assert!(text.contains(&format!("{len} body bytes")), "{text}");
+    assert!(text.contains("<sanitized:1>"), "{text}");
+    assert!(!text.contains('\u{202e}') && !text.contains("secret-payload"), "{text}");
 }
