@@ -537,6 +537,14 @@ impl HttpsKeyResolver {
                 .last_miss_refetch
                 .is_some_and(|t| now.saturating_sub(t) < REFETCH_COOLDOWN_SECS)
             {
+                // When the refetch of this cooldown failed, the kid may well
+                // be published: answer that failure (retryable), not
+                // "unknown kid" (terminal), until the next refetch.
+                if let Some((at, err)) = &state.negative {
+                    if now.saturating_sub(*at) < REFETCH_COOLDOWN_SECS {
+                        return Err(err.clone());
+                    }
+                }
                 return Ok(None);
             }
             state.last_miss_refetch = Some(now);

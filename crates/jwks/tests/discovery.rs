@@ -408,3 +408,33 @@ async fn resolver_refuses_reserved_agent_urls_at_build() {
         assert_eq!(err.code("webhook"), "webhook_signature_jwks_untrusted");
     }
 }
+
+/// A failed kid-miss refetch is not an unknown kid: through the cooldown
+/// the miss keeps answering the fetch failure (retryable), cached kids keep
+/// verifying, and the first refetch after the cooldown recovers.
+#[tokio::test]
+async fn a_failed_refetch_keeps_the_miss_retryable_through_the_cooldown() {
+    let f = fixture().await;
+    let r = f.resolver();
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    f.server.set(
+        "/jwks.json",
+        Resp {
+            status: 500,
+            ..ok("{}")
+        },
+    );
+    f.advance(5);
+    assert!(r.resolve_typed("k2").await.is_err(), "the refetch failed");
+    let hits = f.server.hits("/jwks.json");
+    f.advance(5);
+    assert!(
+        r.resolve_typed("k2").await.is_err(),
+        "within the cooldown, still the failure, not Ok(None)"
+    );
+    assert_eq!(f.server.hits("/jwks.json"), hits, "no refetch within the cooldown");
+    assert!(r.resolve("k1").await.unwrap().is_some(), "cached kids still resolve");
+    f.server.set("/jwks.json", ok(jwks(vec![key("k1"), key("k2")])));
+    f.advance(31);
+    assert!(r.resolve("k2").await.unwrap().is_some());
+}
