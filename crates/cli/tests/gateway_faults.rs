@@ -1149,3 +1149,68 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
     drop(process);
     drop(server);
 }
+
+/// The same retry within the cooldown, through the resolver the binary
+/// uses for `--agent` (`adcp_sig::gateway::keys::AgentsResolver`), which
+/// remembers a seller's failed fetch for the cooldown.
+///
+/// Expected: the first B-signed attempt and its retry a moment later are
+/// both `503` without a challenge (never the terminal
+/// `401 webhook_signature_key_unknown`), nothing forwarded; when the
+/// endpoint serves A+B and the cooldown has passed, the retry is forwarded
+/// once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_agents_resolver_a_retry_within_the_cooldown_stays_retryable_and_then_verifies() {
+    let r = rotation().await;
+    let dir = TempDir::new("fault-jwks-agents");
+    let upstream = Upstream::start().await;
+    let inner: Arc<dyn KeyResolver> = r.resolver.clone();
+    let keys = Arc::new(adcp_sig::gateway::keys::AgentsResolver::new(vec![(
+        r.agent.clone(),
+        inner,
+    )]));
+    let handle = start(
+        keys,
+        &dir.sqlite(),
+        StoreOptions::default(),
+        GatewayOptions::new(upstream.url()),
+    )
+    .await;
+    let one = event("one");
+    assert_eq!(
+        send(&handle, &sign_with(&r.signer_a, &handle, &one).await).await,
+        Answer::status(200)
+    );
+    r.server.set(
+        "/jwks.json",
+        jwks_common::Resp {
+            status: 500,
+            ..jwks_common::ok("{}")
+        },
+    );
+    let three = event("three");
+    for attempt in 0..3 {
+        let answer = send(&handle, &sign_with(&r.signer_b, &handle, &three).await).await;
+        assert_eq!(answer, Answer::status(503), "attempt {attempt}: {}", render(&handle));
+        r.clock.advance(5);
+    }
+    assert_eq!(r.resolver.fetch_count(), 2, "one refetch, then the cooldown");
+    assert!(metrics_line(
+        &handle,
+        "adcp_gateway_webhooks_total{outcome=\"webhook_signature_jwks_unavailable\"} 3\n"
+    ));
+    assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
+
+    r.server.set(
+        "/jwks.json",
+        jwks_common::ok(jwks_of(&[r.signer_a.signer(), r.signer_b.signer()])),
+    );
+    r.clock.advance(adcp_jwks::resolver::REFETCH_COOLDOWN_SECS);
+    let retry = sign_with(&r.signer_b, &handle, &three).await;
+    assert_eq!(send(&handle, &retry).await, Answer::status(200));
+    assert_eq!(
+        upstream.applied_keys(),
+        [one.idempotency_key().as_str(), three.idempotency_key().as_str()]
+    );
+    handle.shutdown().await.unwrap();
+}
