@@ -34,6 +34,23 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// `adcp-sig sign --profile webhook` of `body` to `url` with `key`, then
+/// `extra`.
+fn sign_webhook(url: &str, body: &str, key: &str, extra: &[&str]) -> Output {
+    let args = [
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        url,
+        "--body",
+        body,
+        "--key",
+        key,
+    ];
+    adcp_sig(&[&args[..], extra].concat())
+}
+
 /// A key pair in `dir` and `count` webhooks signed with it, one per line.
 fn signed_lines(dir: &Path, count: usize) -> (PathBuf, Vec<String>) {
     let (private, jwks) = (dir.join("k.jwk"), dir.join("jwks.json"));
@@ -50,22 +67,35 @@ fn signed_lines(dir: &Path, count: usize) -> (PathBuf, Vec<String>) {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let n = count.to_string();
-    let out = adcp_sig(&[
-        "sign",
-        "--profile",
-        "webhook",
-        "--url",
+    let out = sign_webhook(
         "https://buyer.example/webhooks/adcp",
-        "--body",
         r#"{"task_id":"t1","status":"completed"}"#,
-        "--key",
         s(&private),
-        "--count",
-        &n,
-    ]);
+        &["--count", &n],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
     (jwks, lines)
+}
+
+/// `adcp-sig verify-batch --profile webhook` of the `requests` file against
+/// `jwks`, then `extra`.
+fn verify_batch(jwks: &Path, requests: &Path, extra: &[&str]) -> Output {
+    let args = [
+        "verify-batch",
+        "--profile",
+        "webhook",
+        "--jwks",
+        s(jwks),
+        "--requests",
+        s(requests),
+    ];
+    adcp_sig(&[&args[..], extra].concat())
+}
+
+/// The JSON values of `--json` output, one a line.
+fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 fn nonce(line: &str) -> String {
@@ -88,21 +118,12 @@ fn sign_count_prints_one_request_per_line_with_fresh_nonces() {
     assert_eq!(lines.len(), 4);
     let nonces: HashSet<String> = lines.iter().map(|l| nonce(l)).collect();
     assert_eq!(nonces.len(), 4, "every signature has its own nonce");
-    let out = adcp_sig(&[
-        "sign",
-        "--profile",
-        "webhook",
-        "--url",
+    let out = sign_webhook(
         "https://b.example/h",
-        "--body",
         "{}",
-        "--key",
         "k.jwk",
-        "--count",
-        "2",
-        "--nonce",
-        "AAAAAAAAAAAAAAAAAAAAAA",
-    ]);
+        &["--count", "2", "--nonce", "AAAAAAAAAAAAAAAAAAAAAA"],
+    );
     assert_eq!(out.status.code(), Some(2), "--count conflicts with --nonce");
 }
 
@@ -121,16 +142,7 @@ fn tampered_and_replayed_lines_are_counted_and_reported() {
     std::fs::write(&file, batch.join("\n") + "\n").unwrap();
 
     // The signatures are fresh: verify as of now.
-    let args = [
-        "verify-batch",
-        "--profile",
-        "webhook",
-        "--jwks",
-        s(&jwks),
-        "--requests",
-        s(&file),
-    ];
-    let out = adcp_sig(&args);
+    let out = verify_batch(&jwks, &file, &[]);
     assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
     let text_lines: Vec<&str> = text.lines().collect();
@@ -147,9 +159,9 @@ fn tampered_and_replayed_lines_are_counted_and_reported() {
     assert!(text_lines[2].ends_with(" requests/s)"), "{text}");
     assert_eq!(stderr(&out), "", "no progress output when not on a terminal");
 
-    let out = adcp_sig(&[&args[..], &["--json"]].concat());
+    let out = verify_batch(&jwks, &file, &["--json"]);
     assert_eq!(out.status.code(), Some(1));
-    let values: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let values = json_lines(&out);
     assert_eq!(values.len(), 8, "7 results and a summary");
     for (i, v) in values[..5].iter().enumerate() {
         assert_eq!(v["line"], i + 1);
@@ -163,9 +175,9 @@ fn tampered_and_replayed_lines_are_counted_and_reported() {
     // Through Verifier::verify_batch, in chunks that split the file
     // differently: the same per-line results.
     for batch in ["4", "100"] {
-        let out = adcp_sig(&[&args[..], &["--json", "--batch", batch]].concat());
+        let out = verify_batch(&jwks, &file, &["--json", "--batch", batch]);
         assert_eq!(out.status.code(), Some(1));
-        let batched: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let batched = json_lines(&out);
         assert_eq!(batched[..7], values[..7], "--batch {batch}");
         assert_eq!(batched[7]["verified"], 5);
     }
@@ -185,15 +197,7 @@ fn an_all_good_batch_exits_0_and_a_late_clock_rejects_everything() {
     let (jwks, lines) = signed_lines(&dir, 3);
     let file = dir.join("requests.jsonl");
     std::fs::write(&file, lines.join("\n")).unwrap();
-    let out = adcp_sig(&[
-        "verify-batch",
-        "--profile",
-        "webhook",
-        "--jwks",
-        s(&jwks),
-        "--requests",
-        s(&file),
-    ]);
+    let out = verify_batch(&jwks, &file, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(
         stdout(&out).starts_with("3 verified, 0 rejected in "),
@@ -208,20 +212,9 @@ fn an_all_good_batch_exits_0_and_a_late_clock_rejects_everything() {
         .as_secs()
         + 3600)
         .to_string();
-    let out = adcp_sig(&[
-        "verify-batch",
-        "--profile",
-        "webhook",
-        "--jwks",
-        s(&jwks),
-        "--requests",
-        s(&file),
-        "--now",
-        &late,
-        "--json",
-    ]);
+    let out = verify_batch(&jwks, &file, &["--now", &late, "--json"]);
     assert_eq!(out.status.code(), Some(1));
-    let values: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let values = json_lines(&out);
     assert!(values[..3]
         .iter()
         .all(|v| v["error_code"] == "webhook_signature_window_invalid"));
@@ -229,15 +222,7 @@ fn an_all_good_batch_exits_0_and_a_late_clock_rejects_everything() {
 
     // An unreadable line is a rejection, not a crash; a missing file is a usage error.
     std::fs::write(&file, format!("{}\nnot json\n", lines[0])).unwrap();
-    let out = adcp_sig(&[
-        "verify-batch",
-        "--profile",
-        "webhook",
-        "--jwks",
-        s(&jwks),
-        "--requests",
-        s(&file),
-    ]);
+    let out = verify_batch(&jwks, &file, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout(&out).contains("line 2: rejected: unreadable_request"),
@@ -245,15 +230,7 @@ fn an_all_good_batch_exits_0_and_a_late_clock_rejects_everything() {
         stdout(&out)
     );
     let missing = dir.join("missing.jsonl");
-    let out = adcp_sig(&[
-        "verify-batch",
-        "--profile",
-        "webhook",
-        "--jwks",
-        s(&jwks),
-        "--requests",
-        s(&missing),
-    ]);
+    let out = verify_batch(&jwks, &missing, &[]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -264,21 +241,9 @@ fn compare_bare_reports_the_bare_rate_of_the_same_requests() {
     let file = dir.join("requests.jsonl");
     std::fs::write(&file, lines.join("\n")).unwrap();
     for batch in ["1", "4"] {
-        let out = adcp_sig(&[
-            "verify-batch",
-            "--profile",
-            "webhook",
-            "--jwks",
-            s(&jwks),
-            "--requests",
-            s(&file),
-            "--batch",
-            batch,
-            "--compare-bare",
-            "--json",
-        ]);
+        let out = verify_batch(&jwks, &file, &["--batch", batch, "--compare-bare", "--json"]);
         assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-        let values: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let values = json_lines(&out);
         let bare = values.last().unwrap();
         assert_eq!(bare["bare_signatures"], 5, "{bare}");
         assert!(bare["bare_requests_per_second"].as_f64().unwrap() > 0.0);
