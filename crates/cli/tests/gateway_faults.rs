@@ -995,16 +995,11 @@ async fn past_the_concurrency_limit_requests_are_shed_with_503_and_retry_after()
 /// refetch", and a JWKS fetch failure is the retryable
 /// `*_jwks_unavailable`): the retry is answered like the first attempt,
 /// `503` without a challenge, since the key set is still unknown, not
-/// known to lack B.
-///
-/// What happens today: `401 webhook_signature_key_unknown`, which the
-/// spec makes terminal for the sender, so a conformant seller drops the
-/// event. `HttpsKeyResolver::resolve_slow` (crates/jwks/src/resolver.rs)
-/// starts the cooldown before the refetch and, while the snapshot is
-/// fresh, answers a kid miss in the cooldown `Ok(None)` even when that
-/// refetch failed. Ignored until that crate is fixed.
+/// known to lack B. (Before adcp-jwks commit "a kid miss within the
+/// cooldown after a failed refetch answers that failure", this retry was
+/// answered `401 webhook_signature_key_unknown`, which the spec makes
+/// terminal to the sender: the event was dropped.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug in adcp-jwks: a kid miss within the cooldown after a failed refetch is answered key_unknown (terminal), not jwks_unavailable"]
 async fn a_retry_within_the_cooldown_after_a_failed_refetch_is_still_retryable() {
     let r = rotation().await;
     let dir = TempDir::new("fault-jwks-cooldown");
@@ -1150,9 +1145,9 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
     drop(server);
 }
 
-/// The same retry within the cooldown, through the resolver the binary
-/// uses for `--agent` (`adcp_sig::gateway::keys::AgentsResolver`), which
-/// remembers a seller's failed fetch for the cooldown.
+/// The same retry within the cooldown, several times, through the
+/// resolver the binary uses for `--agent`
+/// (`adcp_sig::gateway::keys::AgentsResolver` over `HttpsKeyResolver`).
 ///
 /// Expected: the first B-signed attempt and its retry a moment later are
 /// both `503` without a challenge (never the terminal
