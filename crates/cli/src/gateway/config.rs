@@ -20,6 +20,11 @@ pub const DEFAULT_STORE: &str = "sqlite:adcp-gateway.sqlite";
 pub const DEFAULT_STORE_TIMEOUT_SECS: u64 = 5;
 /// Default claim lease, in seconds.
 pub const DEFAULT_CLAIM_LEASE_SECS: u64 = 60;
+/// Default dedup window, in seconds: the spec's 24 h floor.
+pub const DEFAULT_DEDUP_WINDOW_SECS: u64 = 86_400;
+/// Longest dedup window: the spec's ceiling for a seller's
+/// `delivery_retry_horizon_seconds` (7 days).
+pub const MAX_DEDUP_WINDOW_SECS: u64 = 7 * 86_400;
 /// The environment variable holding the HMAC secret itself.
 pub const HMAC_SECRET_ENV: &str = "ADCP_GATEWAY_HMAC_SECRET";
 
@@ -87,6 +92,11 @@ pub struct GatewayArgs {
     /// it; longer than --upstream-timeout [default: 60].
     #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_CLAIM_LEASE")]
     pub claim_lease: Option<u64>,
+    /// Seconds an event's dedup record is kept: at least 24 h, and at least
+    /// the largest `delivery_retry_horizon_seconds` your sellers advertise
+    /// (at most 7 days) [default: 86400].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_DEDUP_WINDOW")]
+    pub dedup_window: Option<u64>,
     /// Seconds a client may take to send a request's headers; an idle
     /// keep-alive connection is closed after as long [default: 10].
     #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_HEADER_TIMEOUT")]
@@ -192,6 +202,8 @@ pub struct FileConfig {
     pub store_timeout: Option<u64>,
     /// `claim_lease = 60` (seconds).
     pub claim_lease: Option<u64>,
+    /// `dedup_window = 86400` (seconds).
+    pub dedup_window: Option<u64>,
     /// `header_timeout = 10` (seconds).
     pub header_timeout: Option<u64>,
     /// `body_timeout = 30` (seconds).
@@ -243,6 +255,8 @@ pub struct GatewayConfig {
     pub store_timeout: Duration,
     /// How long a claim is exclusive (seconds).
     pub claim_lease: Duration,
+    /// How long an event's dedup record is kept.
+    pub dedup_window: Duration,
     /// Bound on receiving a request's headers.
     pub header_timeout: Duration,
     /// Bound on receiving a request's body.
@@ -270,6 +284,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("store_timeout", &self.store_timeout)
             .field("claim_lease", &self.claim_lease)
+            .field("dedup_window", &self.dedup_window)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_concurrency", &self.max_concurrency)
@@ -379,6 +394,18 @@ impl GatewayConfig {
                 upstream_timeout.as_secs()
             ));
         }
+        let dedup_window = seconds(
+            "dedup-window",
+            args.dedup_window.or(file.dedup_window),
+            DEFAULT_DEDUP_WINDOW_SECS,
+        )?;
+        if !(DEFAULT_DEDUP_WINDOW_SECS..=MAX_DEDUP_WINDOW_SECS).contains(&dedup_window.as_secs()) {
+            // Below 24 h is never conformant; above 7 days no seller retries.
+            return Err(format!(
+                "--dedup-window must be between {DEFAULT_DEDUP_WINDOW_SECS} s (24 h) and {MAX_DEDUP_WINDOW_SECS} s (7 days), not {} s",
+                dedup_window.as_secs()
+            ));
+        }
         let max_concurrency = args
             .max_concurrency
             .or(file.max_concurrency)
@@ -410,6 +437,7 @@ impl GatewayConfig {
                 DEFAULT_STORE_TIMEOUT_SECS,
             )?,
             claim_lease,
+            dedup_window,
             header_timeout: seconds(
                 "header-timeout",
                 args.header_timeout.or(file.header_timeout),
@@ -481,6 +509,7 @@ mod tests {
         let config = GatewayConfig::resolve(&base, secret()).unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(config.store_timeout, Duration::from_secs(DEFAULT_STORE_TIMEOUT_SECS));
         assert_eq!(config.claim_lease, Duration::from_secs(DEFAULT_CLAIM_LEASE_SECS));
+        assert_eq!(config.dedup_window, Duration::from_secs(86_400));
         assert_eq!(config.header_timeout, super::super::DEFAULT_HEADER_TIMEOUT);
         assert_eq!(config.body_timeout, super::super::DEFAULT_BODY_TIMEOUT);
         assert_eq!(config.max_concurrency, super::super::DEFAULT_MAX_CONCURRENCY);
@@ -491,6 +520,7 @@ mod tests {
             header_timeout: Some(4),
             body_timeout: Some(5),
             max_concurrency: Some(6),
+            dedup_window: Some(3 * 86_400),
             ..base.clone()
         };
         let config = GatewayConfig::resolve(&set, secret()).unwrap_or_else(|e| unreachable!("{e}"));
@@ -499,6 +529,7 @@ mod tests {
         assert_eq!(config.header_timeout, Duration::from_secs(4));
         assert_eq!(config.body_timeout, Duration::from_secs(5));
         assert_eq!(config.max_concurrency, 6);
+        assert_eq!(config.dedup_window, Duration::from_secs(3 * 86_400));
         for bad in [
             GatewayArgs {
                 claim_lease: Some(10),
@@ -514,6 +545,14 @@ mod tests {
             },
             GatewayArgs {
                 max_concurrency: Some(0),
+                ..base.clone()
+            },
+            GatewayArgs {
+                dedup_window: Some(86_399),
+                ..base.clone()
+            },
+            GatewayArgs {
+                dedup_window: Some(7 * 86_400 + 1),
                 ..base.clone()
             },
         ] {

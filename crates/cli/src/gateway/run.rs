@@ -29,6 +29,7 @@ impl Gateway {
             ..StoreOptions::default()
         };
         options.idempotency.lease_secs = i64::try_from(config.claim_lease.as_secs()).unwrap_or(i64::MAX);
+        options.idempotency.window_secs = i64::try_from(config.dedup_window.as_secs()).unwrap_or(i64::MAX);
         let store = adcp_store::open(&url, options)
             .await
             .map_err(|e| format!("--store {}: {e}", redact(&config.store)))?;
