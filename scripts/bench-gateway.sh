@@ -14,7 +14,8 @@
 #
 # Usage: scripts/bench-gateway.sh [SECONDS]      (default 20)
 # Environment: CONNECTIONS (32), BODY_BYTES (200), DUPLICATES (0),
-#   TAMPERED (0), STORES ("memory sqlite"), OUT (a directory for the JSON
+#   TAMPERED (0), STORES ("memory sqlite"; any --store URL works too),
+#   KEYS (64 seller keys, requests rotate over them), OUT (a directory for the JSON
 #   reports; default a temporary directory, removed at exit),
 #   CARGO_TARGET_DIR (default target/).
 # Every process started here is stopped at exit.
@@ -26,6 +27,7 @@ body_bytes=${BODY_BYTES:-200}
 duplicates=${DUPLICATES:-0}
 tampered=${TAMPERED:-0}
 stores=${STORES:-memory sqlite}
+keys=${KEYS:-64}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
@@ -43,6 +45,15 @@ cleanup() {
     done
     for pid in "${pids[@]}"; do
         wait "$pid" 2>/dev/null || true
+    done
+    # A Redis store keeps this run's keys under the namespace bench_$$.
+    for store in $stores; do
+        case $store in
+        redis*)
+            redis-cli -u "$store" --scan --pattern "bench_$$:*" 2>/dev/null |
+                xargs -r -n 500 redis-cli -u "$store" del >/dev/null 2>&1 || true
+            ;;
+        esac
     done
     rm -rf "$work"
 }
@@ -68,8 +79,11 @@ start() {
     exit 2
 }
 
-"$bin/adcp-sig" keygen --alg ed25519 --kid bench-ed25519 \
-    --out-private "$work/seller.jwk" --out-jwks "$work/seller-jwks.json" >/dev/null
+# Several seller keys: a receiver keeps at most 100,000 replay entries per
+# keyid for the 300 s a signature is valid, so one key carries about 330
+# requests/s; requests rotate over the keys.
+"$bin/adcp-loadgen" keygen --keys "$keys" \
+    --out-private "$work/seller-keys.json" --out-jwks "$work/seller-jwks.json"
 
 start bare "$bin/adcp-loadgen" bare --listen 127.0.0.1:0
 bare_url=$URL
@@ -83,7 +97,7 @@ run() {
     shift 3
     echo "== $name: $duration s, $connections connections" >&2
     local rc=0
-    "$bin/adcp-loadgen" run --url "$url/webhooks/adcp" --key "$work/seller.jwk" \
+    "$bin/adcp-loadgen" run --url "$url/webhooks/adcp" --key "$work/seller-keys.json" \
         --max --presign --duration "$duration" --connections "$connections" \
         --body-bytes "$body_bytes" --duplicates "$duplicates" --tampered "$tampered" \
         --requests "$requests" --json "$@" >"$out/$name.json" || rc=$?

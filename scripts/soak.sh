@@ -17,7 +17,8 @@
 #   RATE     requests per second across both gateways (default 500)
 #   REPORT   where the Markdown report goes (default
 #            target/soak/soak-<UTC time>.md)
-# Environment: REDIS_URL, CONNECTIONS (16), SAMPLE_SECS (10),
+# Environment: REDIS_URL, CONNECTIONS (16), SAMPLE_SECS (10), KEYS (seller
+#   keys, default RATE / 200 + 4),
 #   CARGO_TARGET_DIR (default target/).
 # Exit code: that of the load generator (0 when every verdict held).
 # Every process started here is stopped at exit, and the run's Redis keys
@@ -31,6 +32,8 @@ report=${3:-$root/target/soak/soak-$(date -u +%Y%m%dT%H%M%SZ).md}
 redis_url=${REDIS_URL:-redis://127.0.0.1:6379}
 connections=${CONNECTIONS:-16}
 sample=${SAMPLE_SECS:-10}
+# One key per 200 requests/s, at least 4 (see keygen below).
+keys=${KEYS:-$(( rate / 200 + 4 ))}
 namespace="adcp_soak_$(date -u +%s)_$$"
 cd "$root"
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
@@ -75,8 +78,11 @@ start() {
     exit 2
 }
 
-"$bin/adcp-sig" keygen --alg ed25519 --kid soak-ed25519 \
-    --out-private "$work/seller.jwk" --out-jwks "$work/seller-jwks.json" >/dev/null
+# Several seller keys: a receiver keeps at most 100,000 replay entries per
+# keyid for the 300 s a signature is valid, so one key carries about 330
+# requests/s; requests rotate over the keys.
+"$bin/adcp-loadgen" keygen --keys "$keys" \
+    --out-private "$work/seller-keys.json" --out-jwks "$work/seller-jwks.json"
 
 start sink "$bin/adcp-loadgen" sink --listen 127.0.0.1:0
 sink_url=$URL
@@ -95,7 +101,7 @@ echo "soak: $duration s at $rate req/s over gateways $url_a (pid $pid_a) and $ur
     "Redis namespace $namespace; report $report" >&2
 rc=0
 "$bin/adcp-loadgen" run --url "$url_a/webhooks/adcp" --url "$url_b/webhooks/adcp" \
-    --key "$work/seller.jwk" --rate "$rate" --duration "$duration" --connections "$connections" \
+    --key "$work/seller-keys.json" --rate "$rate" --duration "$duration" --connections "$connections" \
     --duplicates 0.10 --tampered 0.01 --sample-secs "$sample" \
     --watch-pid "$pid_a" --watch-pid "$pid_b" --sink "$sink_url" \
     --report "$report" || rc=$?

@@ -37,6 +37,21 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         listen: SocketAddr,
     },
+    /// Generate Ed25519 seller keys: the private set for `run --key`, the
+    /// public JWKS for `adcp-sig gateway --jwks`.
+    Keygen {
+        /// How many keys (one keeps up with about 330 requests/s: the
+        /// receiver's replay cache holds 100,000 entries per keyid for the
+        /// 300 s a signature is valid).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        keys: usize,
+        /// Where the private keys go (`{"keys": [private JWK, …]}`).
+        #[arg(long, value_name = "FILE")]
+        out_private: PathBuf,
+        /// Where the public JWKS goes.
+        #[arg(long, value_name = "FILE")]
+        out_jwks: PathBuf,
+    },
     /// Send signed webhooks and report throughput, latency and accounting.
     Run(Box<RunArgs>),
 }
@@ -47,12 +62,16 @@ struct RunArgs {
     /// signed for the URL it is sent to.
     #[arg(long = "url", value_name = "URL", required = true)]
     urls: Vec<String>,
-    /// The seller's private JWK (adcp-sig keygen --out-private).
+    /// The seller's private JWK (adcp-sig keygen --out-private) or key set
+    /// (adcp-loadgen keygen --out-private); requests rotate over the keys.
     #[arg(long, value_name = "FILE", conflicts_with = "generate_key")]
     key: Option<PathBuf>,
-    /// Generate an Ed25519 key; its public JWKS goes to --jwks-out.
+    /// Generate Ed25519 keys; their public JWKS goes to --jwks-out.
     #[arg(long, requires = "jwks_out")]
     generate_key: bool,
+    /// With --generate-key: how many keys.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    keys: usize,
     /// Where --generate-key writes the public JWKS.
     #[arg(long, value_name = "FILE")]
     jwks_out: Option<PathBuf>,
@@ -154,8 +173,31 @@ async fn dispatch(command: Command) -> Result<ExitCode, Error> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Keygen {
+            keys,
+            out_private,
+            out_jwks,
+        } => {
+            let keys = adcp_loadgen::run::generate_keys("adcp-loadgen", keys)?;
+            let private = adcp_loadgen::run::private_jwks(&keys)?;
+            let public = adcp_loadgen::run::public_jwks(&keys)?;
+            write_secret(&out_private, &serde_json::to_vec_pretty(&private)?)
+                .map_err(|e| Error::new(format!("{}: {e}", out_private.display())))?;
+            std::fs::write(&out_jwks, serde_json::to_vec_pretty(&public)?)
+                .map_err(|e| Error::new(format!("{}: {e}", out_jwks.display())))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Run(args) => run(*args).await,
     }
+}
+
+/// Writes a secret readable by its owner only (on Unix).
+fn write_secret(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(bytes)
 }
 
 fn seconds(name: &str, secs: f64) -> Result<Duration, Error> {
@@ -165,7 +207,10 @@ fn seconds(name: &str, secs: f64) -> Result<Duration, Error> {
 async fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let key = match (args.key, args.generate_key, args.jwks_out) {
         (Some(path), false, _) => KeySource::JwkFile(path),
-        (None, true, Some(jwks_out)) => KeySource::Generate { jwks_out },
+        (None, true, Some(jwks_out)) => KeySource::Generate {
+            jwks_out,
+            count: args.keys,
+        },
         _ => return Err(Error::new("give --key FILE, or --generate-key --jwks-out FILE")),
     };
     let mut options = RunOptions::new(args.urls);

@@ -112,7 +112,8 @@ impl Mix {
 /// Produces signed jobs, one at a time (on the producer thread).
 pub struct Planner {
     config: PlanConfig,
-    signer: HttpSigner<SoftwareSigner>,
+    signers: Vec<HttpSigner<SoftwareSigner>>,
+    signed: usize,
     runtime: tokio::runtime::Runtime,
     mix: Mix,
     recent: VecDeque<(u64, WebhookEvent, usize)>,
@@ -129,12 +130,15 @@ impl std::fmt::Debug for Planner {
 }
 
 impl Planner {
-    /// A planner signing with `key` under the webhook profile.
+    /// A planner signing under the webhook profile with `keys`, in turn.
     ///
     /// # Errors
     ///
-    /// No URL, a fraction outside `[0, 1]`, or the key cannot sign.
-    pub fn new(config: PlanConfig, key: SoftwareSigner) -> Result<Self, Error> {
+    /// No URL or key, a fraction outside `[0, 1]`, or a key cannot sign.
+    pub fn new(config: PlanConfig, keys: Vec<SoftwareSigner>) -> Result<Self, Error> {
+        if keys.is_empty() {
+            return Err(Error::new("no signing key"));
+        }
         if config.urls.is_empty() {
             return Err(Error::new("at least one --url is needed"));
         }
@@ -150,7 +154,11 @@ impl Planner {
         let mut planner = Self {
             mix: Mix(config.seed),
             config,
-            signer: HttpSigner::webhook(key)?,
+            signers: keys
+                .into_iter()
+                .map(HttpSigner::webhook)
+                .collect::<Result<Vec<_>, _>>()?,
+            signed: 0,
             runtime,
             recent: VecDeque::with_capacity(RECENT + 1),
             next_event: 0,
@@ -222,9 +230,12 @@ impl Planner {
         .into_event()?)
     }
 
-    fn sign(&self, kind: Kind, event_no: u64, target: usize, event: &WebhookEvent) -> Result<Job, Error> {
+    fn sign(&mut self, kind: Kind, event_no: u64, target: usize, event: &WebhookEvent) -> Result<Job, Error> {
+        let which = self.signed % self.signers.len();
+        self.signed = self.signed.wrapping_add(1);
         let url = &self.config.urls[target];
-        let signed = self.runtime.block_on(self.signer.sign_webhook(url, event))?;
+        let signer = &self.signers[which];
+        let signed = self.runtime.block_on(signer.sign_webhook(url, event))?;
         let uri: http::Uri = signed.url().parse()?;
         let path = uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
         let authority = uri
@@ -272,7 +283,7 @@ mod tests {
     }
 
     fn planner(duplicates: f64, tampered: f64, urls: usize) -> Planner {
-        let key = SoftwareSigner::generate(Algorithm::Ed25519, "t").unwrap();
+        let key = vec![SoftwareSigner::generate(Algorithm::Ed25519, "t").unwrap()];
         Planner::new(
             PlanConfig {
                 urls: (0..urls)

@@ -22,35 +22,91 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-/// Where the signing key comes from.
+/// Where the signing keys come from.
+///
+/// Each key is one `keyid`, and a receiver keeps at most 100,000 replay
+/// entries per `keyid` for as long as their signatures are valid (300 s):
+/// one key sustains about 330 requests/s against the gateway. Give as many
+/// keys as the rate needs; requests rotate over them.
 #[derive(Debug)]
 pub enum KeySource {
-    /// A private JWK file (`adcp-sig keygen --out-private`).
+    /// A private JWK file (`adcp-sig keygen --out-private`), or a set
+    /// `{"keys": [private JWK, …]}` (`adcp-loadgen keygen`).
     JwkFile(PathBuf),
-    /// A fresh Ed25519 key; its public JWKS is written to the path.
+    /// Fresh Ed25519 keys; their public JWKS is written to the path.
     Generate {
         /// Where the public JWKS goes.
         jwks_out: PathBuf,
+        /// How many keys.
+        count: usize,
     },
-    /// A key already loaded.
-    Key(Box<SoftwareSigner>),
+    /// Keys already loaded.
+    Keys(Vec<SoftwareSigner>),
+}
+
+/// `count` fresh Ed25519 keys (`keyid` `{prefix}-{i}`).
+///
+/// # Errors
+///
+/// The operating system's CSPRNG failed, or the prefix is not a valid
+/// `keyid`.
+pub fn generate_keys(prefix: &str, count: usize) -> Result<Vec<SoftwareSigner>, Error> {
+    (0..count.max(1))
+        .map(|i| Ok(SoftwareSigner::generate(Algorithm::Ed25519, format!("{prefix}-{i}"))?))
+        .collect()
+}
+
+/// The public JWKS of `keys`.
+///
+/// # Errors
+///
+/// A key cannot be exported.
+pub fn public_jwks(keys: &[SoftwareSigner]) -> Result<serde_json::Value, Error> {
+    let keys = keys
+        .iter()
+        .map(|k| Ok(k.public_jwk()?.to_public_json()))
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(serde_json::json!({ "keys": keys }))
+}
+
+/// The private keys as `{"keys": [private JWK, …]}` (secret: write it to a
+/// file only the load generator reads).
+///
+/// # Errors
+///
+/// A key cannot be exported.
+pub fn private_jwks(keys: &[SoftwareSigner]) -> Result<serde_json::Value, Error> {
+    let keys = keys
+        .iter()
+        .map(|k| Ok(k.private_jwk()?.to_json()))
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(serde_json::json!({ "keys": keys }))
 }
 
 impl KeySource {
-    fn load(self) -> Result<SoftwareSigner, Error> {
+    fn load(self) -> Result<Vec<SoftwareSigner>, Error> {
         match self {
             Self::JwkFile(path) => {
                 let bytes = std::fs::read(&path).map_err(|e| Error::new(format!("{}: {e}", path.display())))?;
-                Ok(SoftwareSigner::from_jwk_json(&bytes)?)
+                let value: serde_json::Value =
+                    serde_json::from_slice(&bytes).map_err(|e| Error::new(format!("{}: {e}", path.display())))?;
+                match value.get("keys").and_then(serde_json::Value::as_array) {
+                    Some(keys) if !keys.is_empty() => keys
+                        .iter()
+                        .map(|k| Ok(SoftwareSigner::from_jwk_json(k.to_string().as_bytes())?))
+                        .collect(),
+                    Some(_) => Err(Error::new(format!("{}: no keys", path.display()))),
+                    None => Ok(vec![SoftwareSigner::from_jwk_json(&bytes)?]),
+                }
             }
-            Self::Generate { jwks_out } => {
-                let key = SoftwareSigner::generate(Algorithm::Ed25519, "adcp-loadgen-ed25519")?;
-                let jwks = key.jwks()?.to_public_json();
-                std::fs::write(&jwks_out, serde_json::to_vec_pretty(&jwks)?)
+            Self::Generate { jwks_out, count } => {
+                let keys = generate_keys("adcp-loadgen", count)?;
+                std::fs::write(&jwks_out, serde_json::to_vec_pretty(&public_jwks(&keys)?)?)
                     .map_err(|e| Error::new(format!("{}: {e}", jwks_out.display())))?;
-                Ok(key)
+                Ok(keys)
             }
-            Self::Key(key) => Ok(*key),
+            Self::Keys(keys) if keys.is_empty() => Err(Error::new("no signing key")),
+            Self::Keys(keys) => Ok(keys),
         }
     }
 }
@@ -69,7 +125,7 @@ pub enum Pace {
 pub struct RunOptions {
     /// The URLs (gateways) to send to; each request is signed for its URL.
     pub urls: Vec<String>,
-    /// The signing key.
+    /// The signing keys (requests rotate over them).
     pub key: KeySource,
     /// Rate or max.
     pub pace: Pace,
@@ -113,6 +169,7 @@ impl RunOptions {
             urls,
             key: KeySource::Generate {
                 jwks_out: PathBuf::from("adcp-loadgen-jwks.json"),
+                count: 1,
             },
             pace: Pace::Rate(100.0),
             duration: Duration::from_secs(10),
@@ -207,7 +264,7 @@ pub async fn run(mut options: RunOptions) -> Result<Report, Error> {
     for url in &options.urls {
         targets.push(Target::resolve(url).await?);
     }
-    let key = std::mem::replace(&mut options.key, KeySource::JwkFile(PathBuf::new())).load()?;
+    let keys = std::mem::replace(&mut options.key, KeySource::Keys(Vec::new())).load()?;
     let sink_before = match &options.sink {
         Some(base) => Some(fetch_stats(base).await?),
         None => None,
@@ -235,7 +292,7 @@ pub async fn run(mut options: RunOptions) -> Result<Report, Error> {
         seed: options.seed,
         duplicate_lag: (options.connections * 4).max(64).max(rate_lag),
     };
-    let planner = Planner::new(plan, key)?;
+    let planner = Planner::new(plan, keys)?;
 
     // The producer thread.
     let capacity = match (options.presign, total) {

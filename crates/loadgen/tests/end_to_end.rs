@@ -48,8 +48,9 @@ async fn paced_run_through_two_gateways_balances() {
     let dir = temp_dir();
     let db = dir.0.join("dedup.sqlite");
     let sink = Sink::start("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let key = SoftwareSigner::generate(Algorithm::Ed25519, "loadgen-test").unwrap();
-    let jwks = key.jwks().unwrap().to_public_json();
+    // Two keys, requests signed with each in turn.
+    let keys = adcp_loadgen::run::generate_keys("loadgen-test", 2).unwrap();
+    let jwks = adcp_loadgen::run::public_jwks(&keys).unwrap();
     let upstream = sink.url("/events");
     let a = gateway(&jwks, &db, &upstream).await;
     let b = gateway(&jwks, &db, &upstream).await;
@@ -58,7 +59,7 @@ async fn paced_run_through_two_gateways_balances() {
         format!("{}/webhooks/adcp", a.base_url()),
         format!("{}/webhooks/adcp", b.base_url()),
     ]);
-    options.key = KeySource::Key(Box::new(key));
+    options.key = KeySource::Keys(keys);
     options.pace = Pace::Rate(150.0);
     options.duration = Duration::from_secs(3);
     options.connections = 4;
@@ -108,7 +109,7 @@ async fn presigned_max_run_against_the_sink() {
     let sink = Sink::start("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let key = SoftwareSigner::generate(Algorithm::Ed25519, "loadgen-test").unwrap();
     let mut options = RunOptions::new(vec![sink.url("/events")]);
-    options.key = KeySource::Key(Box::new(key));
+    options.key = KeySource::Keys(vec![key]);
     options.pace = Pace::Max;
     options.presign = true;
     options.requests = Some(300);
