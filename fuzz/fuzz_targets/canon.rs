@@ -4,6 +4,7 @@
 //! and the output is ASCII and never longer than the input plus one byte
 //! (ASCII) or a bounded expansion (producer, non-ASCII).
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_canon::{
     canonicalize, canonicalize_authority_header, canonicalize_origin, canonicalize_received, derive_authority,

@@ -3,6 +3,7 @@
 //! either encoding; every value a strict decoder accepts is the one spelling
 //! of its bytes.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_sigbase::digest::{ContentDigest, DigestPolicy, MAX_FIELD_LEN};
 use adcp_sigbase::encoding::{BinaryDecoding, BinaryEncoding};

@@ -5,6 +5,7 @@
 //! as signed without a key, and eTLD+1 answers are suffixes of the
 //! canonical host.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_jwks::adagents::AdagentsJson;
 use adcp_jwks::documents::{parse_jwks, BrandJson, DocumentError, RevocationList, MAX_JWKS_BYTES};

@@ -1,6 +1,7 @@
 //! The lossy normalizer with every rule on, and site-rules parsing: no
 //! panics, and normalization is idempotent on everything it accepts.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_canon::normalize::{DirectoryIndex, Glob, NormalizeOptions, Normalizer, ParamFilter, SiteRules};
 use libfuzzer_sys::fuzz_target;

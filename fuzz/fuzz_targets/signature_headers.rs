@@ -2,6 +2,7 @@
 //! fixed message: no panics; every accepted `Signature-Input` re-serializes
 //! to a value that parses to the same thing.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput, Signatures};

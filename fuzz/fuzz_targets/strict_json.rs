@@ -4,6 +4,7 @@
 //! value, and serde_json's re-serialization of it (compact and pretty) is
 //! accepted again. Duplicate reports stay within the step 14b bounds.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_strict_json::{check, parse_value, Limits, StrictJsonError, MAX_KEY_NAME_BYTES, MAX_REPORTED_KEYS};
 use libfuzzer_sys::fuzz_target;

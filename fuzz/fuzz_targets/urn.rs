@@ -1,6 +1,7 @@
 //! URN parsing and equivalence: no panics, the key is a fixed point and
 //! every URN is equivalent to itself.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_canon::urn::Urn;
 use libfuzzer_sys::fuzz_target;

@@ -6,6 +6,7 @@
 //! ended by `\n` (values may hold any bytes but `\n`), then an empty line,
 //! then the body.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use adcp_sigbase::Message;
 use adcp_verify::clock::FixedClock;
