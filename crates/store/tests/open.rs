@@ -79,6 +79,7 @@ async fn invalid_settings_are_refused_before_any_backend_is_touched() {
         "redis://127.0.0.1:1",
         "postgres://root@127.0.0.1:1/x",
         "sqlite:/nonexistent/dir/x.sqlite",
+        "memory:",
     ] {
         let url: StoreUrl = url.parse().unwrap();
         assert!(matches!(
@@ -87,7 +88,8 @@ async fn invalid_settings_are_refused_before_any_backend_is_touched() {
         ));
     }
     assert!("sqlite:".parse::<StoreUrl>().is_err());
-    assert!("memory:".parse::<StoreUrl>().is_err());
+    assert_eq!("memory:".parse::<StoreUrl>().unwrap(), StoreUrl::Memory);
+    assert!("memoryx".parse::<StoreUrl>().is_err());
     assert!("".parse::<StoreUrl>().is_err());
 }
 
@@ -110,6 +112,19 @@ async fn opens_sqlite_by_url() {
         Err(ConfigError::Backend(_))
     ));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn opens_memory_by_url() {
+    let url: StoreUrl = "memory:".parse().unwrap();
+    exercise(open(&url, options("ignored")).await.unwrap()).await;
+    // Not durable, by design: a second open starts empty.
+    let again = open(&url, options("ignored")).await.unwrap();
+    assert!(!again.contains(NONCE, NOW + 2).await.unwrap());
+    assert!(matches!(
+        again.claim(EVENT, FP, NOW + 2).await.unwrap(),
+        ClaimOutcome::Claimed(_)
+    ));
 }
 
 #[cfg(feature = "redis")]
