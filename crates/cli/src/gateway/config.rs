@@ -59,7 +59,8 @@ pub struct GatewayArgs {
     )]
     pub agents: Vec<String>,
     /// The dedup store: `sqlite:PATH`, `redis://…`, `redis+cluster://…`,
-    /// `postgres://…` [default: sqlite:adcp-gateway.sqlite].
+    /// `postgres://…`, or `memory:` (benchmarks only: forgets everything on
+    /// restart, not conformant) [default: sqlite:adcp-gateway.sqlite].
     #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_STORE")]
     pub store: Option<String>,
     /// The Redis key prefix or PostgreSQL schema; every gateway of one
