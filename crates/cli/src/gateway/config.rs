@@ -8,6 +8,7 @@
 
 use clap::Args;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -58,6 +59,19 @@ pub struct GatewayArgs {
         value_delimiter = ','
     )]
     pub agents: Vec<String>,
+    /// A discovered seller's revocation list, `SELLER_URL=LIST_URL`: the
+    /// seller is one of the `--agent` URLs (byte for byte), the list an
+    /// `https` URL serving the JWS-signed list (`revoked_kids`,
+    /// `next_update`). Repeatable, one per seller; comma-separated in the
+    /// environment. Without one, that seller's keys are never checked
+    /// for revocation.
+    #[arg(
+        long = "revocation-list",
+        value_name = "SELLER_URL=LIST_URL",
+        env = "ADCP_GATEWAY_REVOCATION_LISTS",
+        value_delimiter = ','
+    )]
+    pub revocation_lists: Vec<String>,
     /// The dedup store: `sqlite:PATH`, `redis://…`, `redis+cluster://…`,
     /// `postgres://…`, or `memory:` (benchmarks only: forgets everything on
     /// restart, not conformant) [default: sqlite:adcp-gateway.sqlite].
@@ -123,6 +137,12 @@ pub struct GatewayArgs {
     /// **Tests only**: let key discovery reach loopback addresses.
     #[arg(long, hide = true)]
     pub dangerously_allow_loopback_for_tests: bool,
+    /// **Tests only**: accept revocation lists that are not JWS-signed.
+    /// The spec requires the list to be signed by a key of the seller's
+    /// JWKS (an unsigned list lets whoever controls its CDN or DNS
+    /// un-revoke a key), so there is no production switch for this.
+    #[arg(long, hide = true)]
+    pub dangerously_allow_unsigned_revocation_list_for_tests: bool,
 }
 
 /// Test-only overrides of key discovery's network settings (hidden flags,
@@ -185,6 +205,11 @@ pub struct FileConfig {
     /// `agents = ["https://seller.example/mcp"]`.
     #[serde(default)]
     pub agents: Vec<String>,
+    /// A table from seller agent URL to revocation list URL:
+    /// `[revocation_lists]` then
+    /// `"https://seller.example/mcp" = "https://seller.example/.well-known/revocations.json"`.
+    #[serde(default)]
+    pub revocation_lists: BTreeMap<String, String>,
     /// `store = "redis://cache:6379"`.
     pub store: Option<String>,
     /// `store_namespace = "adcp"`.
@@ -238,6 +263,12 @@ pub struct GatewayConfig {
     pub upstream: url::Url,
     /// Seller keys.
     pub keys: KeySource,
+    /// Revocation list URL of each discovered seller that has one, keyed
+    /// by agent URL (each one of [`KeySource::Agents`]).
+    pub revocation_lists: BTreeMap<String, url::Url>,
+    /// Accept unsigned revocation lists (the hidden test-only flag; never
+    /// from the environment or the TOML file).
+    pub allow_unsigned_revocation_lists: bool,
     /// Store URL (may hold credentials: print with [`redact`]).
     pub store: String,
     /// Redis key prefix / PostgreSQL schema.
@@ -276,6 +307,15 @@ impl std::fmt::Debug for GatewayConfig {
             .field("listen", &self.listen)
             .field("upstream", &self.upstream.as_str())
             .field("keys", &self.keys)
+            .field(
+                "revocation_lists",
+                &self
+                    .revocation_lists
+                    .iter()
+                    .map(|(agent, url)| (agent.as_str(), url.as_str()))
+                    .collect::<Vec<_>>(),
+            )
+            .field("allow_unsigned_revocation_lists", &self.allow_unsigned_revocation_lists)
             .field("store", &redact(&self.store))
             .field("store_namespace", &self.store_namespace)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
@@ -346,6 +386,16 @@ impl GatewayConfig {
             (None, false) => KeySource::Agents(agents),
             (None, true) => KeySource::None,
         };
+        let revocation_lists = if args.revocation_lists.is_empty() {
+            file.revocation_lists.into_iter().collect()
+        } else {
+            args.revocation_lists
+                .iter()
+                .map(|entry| split_revocation_entry(entry))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let revocation_lists =
+            check_revocation_lists(revocation_lists, &keys, args.dangerously_allow_loopback_for_tests)?;
         let hmac_file = args
             .hmac_secret_file
             .clone()
@@ -418,6 +468,8 @@ impl GatewayConfig {
             listen,
             upstream,
             keys,
+            revocation_lists,
+            allow_unsigned_revocation_lists: args.dangerously_allow_unsigned_revocation_list_for_tests,
             store,
             store_namespace: args
                 .store_namespace
@@ -458,6 +510,52 @@ impl GatewayConfig {
             },
         })
     }
+}
+
+/// `SELLER_URL=LIST_URL` split at the first `=` (an agent URL has no
+/// query string; the list URL may).
+fn split_revocation_entry(entry: &str) -> Result<(String, String), String> {
+    match entry.trim().split_once('=') {
+        Some((seller, list)) if !seller.is_empty() && !list.is_empty() => Ok((seller.to_owned(), list.to_owned())),
+        _ => Err(format!("--revocation-list {entry:?}: expected SELLER_URL=LIST_URL")),
+    }
+}
+
+/// Start-up checks of the revocation lists: discovery mode only, each
+/// seller one of the `--agent` URLs and given once, each list URL
+/// acceptable to key discovery's SSRF guard (`https`, no userinfo, no
+/// reserved IP literal; loopback only with the test-only flag).
+fn check_revocation_lists(
+    entries: Vec<(String, String)>,
+    keys: &KeySource,
+    allow_loopback: bool,
+) -> Result<BTreeMap<String, url::Url>, String> {
+    let mut lists = BTreeMap::new();
+    if entries.is_empty() {
+        return Ok(lists);
+    }
+    let KeySource::Agents(agents) = keys else {
+        return Err("--revocation-list applies to sellers discovered with --agent, not to --jwks or HMAC-only".into());
+    };
+    let policy = if allow_loopback {
+        adcp_jwks::SsrfPolicy::new().dangerously_allow_loopback_for_tests()
+    } else {
+        adcp_jwks::SsrfPolicy::new()
+    };
+    for (seller, list) in entries {
+        if !agents.contains(&seller) {
+            return Err(format!(
+                "--revocation-list {seller}={list}: {seller:?} is not one of the --agent URLs (compared byte for byte)"
+            ));
+        }
+        let url = policy
+            .check_url(&list)
+            .map_err(|e| format!("--revocation-list {seller}={list}: {e}"))?;
+        if lists.insert(seller.clone(), url).is_some() {
+            return Err(format!("--revocation-list: {seller:?} is given more than one list"));
+        }
+    }
+    Ok(lists)
 }
 
 /// A secret file's content without one trailing newline (`echo` adds it).
@@ -600,5 +698,108 @@ mod tests {
         };
         let config = GatewayConfig::resolve(&hmac, Some(b"s3cret".to_vec())).unwrap_or_else(|e| unreachable!("{e}"));
         assert!(!format!("{config:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn revocation_lists_are_checked_at_start_up() {
+        let seller = "https://seller.example/mcp";
+        let list = "https://seller.example/.well-known/revocations.json";
+        let base = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            agents: vec![seller.into(), "https://other.example/mcp".into()],
+            ..GatewayArgs::default()
+        };
+        let with = |entries: &[&str]| GatewayArgs {
+            revocation_lists: entries.iter().map(|e| (*e).to_owned()).collect(),
+            ..base.clone()
+        };
+        let config = GatewayConfig::resolve(&with(&[&format!("{seller}={list}?format=jws")]), None)
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            config.revocation_lists.get(seller).map(url::Url::as_str),
+            Some("https://seller.example/.well-known/revocations.json?format=jws")
+        );
+        assert!(!config.allow_unsigned_revocation_lists);
+        let none = GatewayConfig::resolve(&base, None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(none.revocation_lists.is_empty());
+        for (entries, expected) in [
+            (
+                vec![format!("https://stranger.example/mcp={list}")],
+                "not one of the --agent URLs",
+            ),
+            (vec![format!("{seller}/={list}")], "not one of the --agent URLs"),
+            (vec![format!("{seller}=http://seller.example/r.json")], "not https"),
+            (
+                vec![format!("{seller}=https://user:pw@seller.example/r.json")],
+                "--revocation-list",
+            ),
+            (vec![format!("{seller}=https://127.0.0.1/r.json")], "--revocation-list"),
+            (vec![format!("{seller}=https://10.0.0.1/r.json")], "--revocation-list"),
+            (vec![seller.to_owned()], "expected SELLER_URL=LIST_URL"),
+            (
+                vec![format!("{seller}={list}"), format!("{seller}={list}")],
+                "more than one list",
+            ),
+        ] {
+            let args = GatewayArgs {
+                revocation_lists: entries.clone(),
+                ..base.clone()
+            };
+            match GatewayConfig::resolve(&args, None) {
+                Ok(_) => unreachable!("{entries:?} accepted"),
+                Err(e) => assert!(e.contains(expected), "{entries:?}: {e}"),
+            }
+        }
+        // Loopback only with the test-only flag.
+        let loopback = GatewayArgs {
+            dangerously_allow_loopback_for_tests: true,
+            ..with(&[&format!("{seller}=https://127.0.0.1:8443/r.json")])
+        };
+        assert!(GatewayConfig::resolve(&loopback, None).is_ok());
+        // Not with a static JWKS.
+        let jwks = GatewayArgs {
+            agents: Vec::new(),
+            jwks: Some(PathBuf::from("k.json")),
+            ..with(&[&format!("{seller}={list}")])
+        };
+        let e = GatewayConfig::resolve(&jwks, None).err().unwrap_or_default();
+        assert!(e.contains("--agent"), "{e}");
+    }
+
+    #[test]
+    fn revocation_lists_from_the_toml_table_and_flags_win() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-revocation-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\", \"https://b.example/mcp\"]\n\n[revocation_lists]\n\"https://a.example/mcp\" = \"https://a.example/revocations.json\"\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            ..GatewayArgs::default()
+        };
+        let from_file = GatewayConfig::resolve(&args, None);
+        let flags = GatewayArgs {
+            revocation_lists: vec!["https://b.example/mcp=https://b.example/r.json".into()],
+            ..args
+        };
+        let from_flags = GatewayConfig::resolve(&flags, None);
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        let lists: Vec<_> = from_file
+            .revocation_lists
+            .iter()
+            .map(|(a, u)| (a.as_str(), u.as_str()))
+            .collect();
+        assert_eq!(lists, [("https://a.example/mcp", "https://a.example/revocations.json")]);
+        let from_flags = from_flags.unwrap_or_else(|e| unreachable!("{e}"));
+        let lists: Vec<_> = from_flags
+            .revocation_lists
+            .iter()
+            .map(|(a, u)| (a.as_str(), u.as_str()))
+            .collect();
+        assert_eq!(lists, [("https://b.example/mcp", "https://b.example/r.json")]);
     }
 }

@@ -3,6 +3,7 @@
 use super::config::{redact, GatewayArgs, GatewayConfig, KeySource, TestNetwork, HMAC_SECRET_ENV};
 use super::keys::AgentsResolver;
 use super::{Gateway, GatewayOptions};
+use adcp_sigbase::clock::Clock;
 use adcp_store::{StoreOptions, StoreUrl};
 use adcp_verify::keys::{KeyResolver, StaticKeyResolver};
 use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
@@ -12,13 +13,26 @@ use std::time::Duration;
 
 impl Gateway {
     /// Builds the gateway `config` describes: reads the JWKS file or sets
-    /// up discovery for each agent, opens (and migrates) the store.
+    /// up discovery (and its revocation list, if any) for each agent,
+    /// opens (and migrates) the store.
     ///
     /// # Errors
     ///
     /// A message naming what could not be set up.
     pub async fn from_config(config: &GatewayConfig) -> Result<Self, String> {
-        let keys = key_resolver(&config.keys, &config.test_network)?;
+        Self::from_config_with_clock(config, None).await
+    }
+
+    /// [`from_config`](Self::from_config) with one clock (Unix seconds)
+    /// for the verifier, the store and key discovery (JWKS TTLs, refetch
+    /// cooldowns, revocation polling and its grace): for tests and
+    /// simulations. `None` is the system clock.
+    ///
+    /// # Errors
+    ///
+    /// A message naming what could not be set up.
+    pub async fn from_config_with_clock(config: &GatewayConfig, clock: Option<Arc<dyn Clock>>) -> Result<Self, String> {
+        let keys = key_resolver(config, clock.clone())?;
         let url: StoreUrl = config
             .store
             .parse()
@@ -41,6 +55,7 @@ impl Gateway {
         gateway.header_timeout = config.header_timeout;
         gateway.body_timeout = config.body_timeout;
         gateway.max_concurrency = config.max_concurrency;
+        gateway.clock = clock;
         if let Some(secret) = &config.hmac_secret {
             let secrets = HmacSecrets::new(secret).map_err(|e| format!("HMAC secret: {e}"))?;
             gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
@@ -50,8 +65,9 @@ impl Gateway {
     }
 }
 
-fn key_resolver(source: &KeySource, network: &TestNetwork) -> Result<Arc<dyn KeyResolver>, String> {
-    match source {
+fn key_resolver(config: &GatewayConfig, clock: Option<Arc<dyn Clock>>) -> Result<Arc<dyn KeyResolver>, String> {
+    let network: &TestNetwork = &config.test_network;
+    match &config.keys {
         KeySource::Jwks { path, agent } => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("--jwks {}: {e}", path.display()))?;
             let jwks: serde_json::Value =
@@ -64,11 +80,19 @@ fn key_resolver(source: &KeySource, network: &TestNetwork) -> Result<Arc<dyn Key
         KeySource::Agents(agents) => {
             let mut resolvers: Vec<(String, Arc<dyn KeyResolver>)> = Vec::new();
             for agent in agents {
-                let resolver = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
+                let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
                     .surface(adcp_jwks::SigningSurface::Webhook)
-                    .fetch_config(network.fetch_config()?)
-                    .build()
-                    .map_err(|e| format!("--agent {agent}: {e}"))?;
+                    .fetch_config(network.fetch_config()?);
+                if let Some(list) = config.revocation_lists.get(agent) {
+                    builder = builder
+                        .revocation_list_url(list.as_str())
+                        .allow_unsigned_revocation_list(config.allow_unsigned_revocation_lists);
+                }
+                if let Some(clock) = &clock {
+                    let clock = Arc::clone(clock);
+                    builder = builder.clock(Arc::new(move || clock.now()));
+                }
+                let resolver = builder.build().map_err(|e| format!("--agent {agent}: {e}"))?;
                 resolvers.push((agent.clone(), Arc::new(resolver)));
             }
             Ok(Arc::new(AgentsResolver::new(resolvers)))
@@ -131,7 +155,17 @@ async fn serve(config: &GatewayConfig) -> u8 {
     };
     let keys = match &config.keys {
         KeySource::Jwks { path, agent } => format!("jwks {} for {agent}", path.display()),
-        KeySource::Agents(agents) => format!("agents {}", agents.join(", ")),
+        KeySource::Agents(agents) => format!(
+            "agents {}",
+            agents
+                .iter()
+                .map(|agent| match config.revocation_lists.get(agent) {
+                    Some(list) => format!("{agent} (revocation list {list})"),
+                    None => format!("{agent} (no revocation list)"),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         KeySource::None => "no RFC 9421 keys".to_owned(),
     };
     let mode = if config.hmac_secret.is_some() {

@@ -1,0 +1,532 @@
+//! Revocation lists for discovered sellers (`--revocation-list
+//! SELLER_URL=LIST_URL`): the seller's keys come from a local HTTPS server
+//! (brand.json → `jwks_uri`) reached through the hidden test-only flags,
+//! and its JWS-signed list from the same server.
+//!
+//! The library-mode tests build the gateway from a `GatewayConfig` (the
+//! same path as the binary) with one injected clock for the verifier, the
+//! store and key discovery, so `next_update + grace` is reached by moving
+//! the clock, not by sleeping. The seller signs with the same clock.
+//!
+//! What the spec says, and what is asserted:
+//!
+//! - checklist step 9: `keyid ∈ revoked_kids` → `webhook_signature_key_revoked`;
+//!   not refreshed within grace → `webhook_signature_revocation_stale`;
+//! - "Retry semantics for verification failures": every `webhook_*` code of
+//!   the taxonomy, both of these included, is answered `401` with
+//!   `WWW-Authenticate: Signature error="<code>"` and is terminal for that
+//!   delivery (the transport table: "No (block new)") — so `401`, never a
+//!   retryable `503`, and no `Retry-After`;
+//! - "Transport revocation": grace = 4 × the polling interval; the list is
+//!   polled again once it is back, without a restart.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod common;
+#[path = "../../jwks/tests/common/mod.rs"]
+mod jwks_common;
+
+use adcp_sig::gateway::{Gateway, GatewayArgs, GatewayConfig, GatewayHandle};
+use adcp_sigbase::clock::Clock;
+use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
+use common::{event, TempDir, Upstream, PATH};
+use jwks_common::{ok, Resp, Server};
+use serde_json::json;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// 2026-04-18T14:00:00Z.
+const T0: i64 = 1_776_520_800;
+
+/// A clock the test moves by hand (Unix seconds).
+#[derive(Clone)]
+struct ManualClock(Arc<AtomicI64>);
+
+impl ManualClock {
+    fn at(t: i64) -> Self {
+        Self(Arc::new(AtomicI64::new(t)))
+    }
+
+    fn set(&self, t: i64) {
+        self.0.store(t, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// RFC 3339 UTC of a Unix time (civil-from-days).
+fn rfc3339(t: i64) -> String {
+    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// base64url without padding.
+fn b64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0_u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// The list's payload.
+fn list_payload(next_update: i64, revoked: &[&str]) -> serde_json::Value {
+    json!({"version": 1, "issuer": "https://seller.example", "updated": rfc3339(next_update - 60),
+        "next_update": rfc3339(next_update), "revoked_kids": revoked, "revoked_jtis": []})
+}
+
+/// A flattened JWS of the list, signed by `signer` (a key of the JWKS).
+fn signed_list(signer: &SoftwareSigner, next_update: i64, revoked: &[&str]) -> Resp {
+    let kid = signer.public_jwk().unwrap().kid().unwrap().to_owned();
+    let protected = b64(json!({"alg": "EdDSA", "kid": kid, "typ": "adcp-gov-revocation+jws"})
+        .to_string()
+        .as_bytes());
+    let payload = b64(list_payload(next_update, revoked).to_string().as_bytes());
+    let key = signer.private_jwk().unwrap().signing_key().unwrap();
+    let sig = key.sign(format!("{protected}.{payload}").as_bytes()).unwrap();
+    ok(json!({"protected": protected, "payload": payload, "signature": b64(sig.as_bytes())}).to_string())
+}
+
+fn down() -> Resp {
+    Resp {
+        status: 503,
+        ..ok("{}")
+    }
+}
+
+const GOOD: &str = "rev-test-good";
+const REVOKED: &str = "rev-test-revoked";
+
+/// A seller with two published keys, its brand.json, JWKS and a signed
+/// revocation list revoking [`REVOKED`] (`next_update` = `T0 + 60`).
+struct Seller {
+    server: Server,
+    agent: String,
+    list_url: String,
+    good: SoftwareSigner,
+    revoked: SoftwareSigner,
+    dir: TempDir,
+}
+
+impl Seller {
+    async fn start(tag: &str) -> Self {
+        let server = Server::start(&["seller.example", "keys.example"]).await;
+        let agent = server.url("seller.example", "/mcp");
+        let good = SoftwareSigner::generate(Algorithm::Ed25519, GOOD).unwrap();
+        let revoked = SoftwareSigner::generate(Algorithm::Ed25519, REVOKED).unwrap();
+        server.set(
+            "/.well-known/brand.json",
+            ok(json!({"agents": [{"url": agent, "jwks_uri": server.url("keys.example", "/jwks.json")}]}).to_string()),
+        );
+        let keys: Vec<serde_json::Value> = [&good, &revoked]
+            .iter()
+            .flat_map(|k| k.jwks().unwrap().to_public_json()["keys"].as_array().unwrap().clone())
+            .collect();
+        server.set("/jwks.json", ok(json!({ "keys": keys }).to_string()));
+        server.set("/revocations.json", signed_list(&good, T0 + 60, &[REVOKED]));
+        let list_url = server.url("seller.example", "/revocations.json");
+        let dir = TempDir::new(tag);
+        std::fs::write(dir.0.join("ca.der"), &server.ca_der).unwrap();
+        Self {
+            server,
+            agent,
+            list_url,
+            good,
+            revoked,
+            dir,
+        }
+    }
+
+    /// The gateway's arguments: this seller discovered with its list, the
+    /// hidden test-only network flags.
+    fn args(&self, upstream: &Upstream) -> GatewayArgs {
+        GatewayArgs {
+            upstream: Some(upstream.url()),
+            agents: vec![self.agent.clone()],
+            revocation_lists: vec![format!("{}={}", self.agent, self.list_url)],
+            store: Some(self.dir.sqlite()),
+            quiet: true,
+            dangerously_trust_ca_for_tests: Some(self.dir.0.join("ca.der")),
+            dangerously_resolve_for_tests: self.server.names.iter().map(|n| format!("{n}=127.0.0.1")).collect(),
+            dangerously_allow_loopback_for_tests: true,
+            ..GatewayArgs::default()
+        }
+    }
+
+    fn list_hits(&self) -> usize {
+        self.server.hits("/revocations.json")
+    }
+}
+
+/// A gateway built from `args` as the binary builds it, on a loopback port,
+/// every clock being `clock`.
+async fn start(args: &GatewayArgs, clock: &ManualClock) -> GatewayHandle {
+    let config = GatewayConfig::resolve(args, None).unwrap();
+    let clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let gateway = Gateway::from_config_with_clock(&config, Some(clock)).await.unwrap();
+    gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap()
+}
+
+/// What the gateway answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Answer {
+    status: u16,
+    /// The whole `WWW-Authenticate` value.
+    challenge: Option<String>,
+    retry_after: Option<String>,
+}
+
+fn forwarded() -> Answer {
+    Answer {
+        status: 200,
+        challenge: None,
+        retry_after: None,
+    }
+}
+
+/// The spec's terminal answer: `401`, exactly the challenge, no `Retry-After`.
+fn rejected(code: &str) -> Answer {
+    Answer {
+        status: 401,
+        challenge: Some(format!("Signature error=\"{code}\"")),
+        retry_after: None,
+    }
+}
+
+async fn sign(signer: &SoftwareSigner, clock: &ManualClock, url: &str, e: &WebhookEvent) -> SignedRequest {
+    HttpSigner::webhook(signer)
+        .unwrap()
+        .with_clock(clock.clone())
+        .sign_webhook(url, e)
+        .await
+        .unwrap()
+}
+
+async fn post(url: &str, signed: &SignedRequest) -> Answer {
+    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+    let mut request = client.post(url);
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let response = request
+        .body(signed.body().unwrap().as_bytes().to_vec())
+        .send()
+        .await
+        .unwrap();
+    let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+    Answer {
+        status: response.status().as_u16(),
+        challenge: header("www-authenticate"),
+        retry_after: header("retry-after"),
+    }
+}
+
+/// Signs `e` with `signer` at the clock's time and sends it to `handle`.
+async fn deliver(handle: &GatewayHandle, signer: &SoftwareSigner, clock: &ManualClock, e: &WebhookEvent) -> Answer {
+    let url = format!("{}{PATH}", handle.base_url());
+    post(&url, &sign(signer, clock, &url, e).await).await
+}
+
+fn render(handle: &GatewayHandle) -> String {
+    handle.gateway().metrics().render(handle.gateway().receiver().metrics())
+}
+
+/// A kid on the seller's signed list is `401 webhook_signature_key_revoked`
+/// (nothing forwarded); a kid not on it is forwarded with its verified
+/// identity. The list is polled again at `next_update`: a kid the seller
+/// revokes later is refused from the next poll on, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_kid_is_401_key_revoked_and_a_current_kid_is_forwarded() {
+    let seller = Seller::start("revoked").await;
+    let upstream = Upstream::start().await;
+    let clock = ManualClock::at(T0);
+    let handle = start(&seller.args(&upstream), &clock).await;
+
+    let one = event("one");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &one).await, forwarded());
+    let two = event("two");
+    assert_eq!(
+        deliver(&handle, &seller.revoked, &clock, &two).await,
+        rejected("webhook_signature_key_revoked"),
+        "{}",
+        render(&handle)
+    );
+    assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
+    let applied = upstream.seen.applied.lock().unwrap().clone();
+    assert_eq!(applied[0].0["x-adcp-verified-keyid"], GOOD);
+    assert_eq!(applied[0].0["x-adcp-verified-agent"], seller.agent.as_str());
+    assert_eq!(seller.list_hits(), 1, "one poll, then the cached list");
+    assert!(render(&handle).contains("adcp_gateway_webhooks_total{outcome=\"webhook_signature_key_revoked\"} 1\n"));
+
+    // The seller revokes GOOD as well; seen at the next poll (next_update).
+    seller.server.set(
+        "/revocations.json",
+        signed_list(&seller.good, T0 + 180, &[REVOKED, GOOD]),
+    );
+    clock.set(T0 + 30);
+    let three = event("three");
+    assert_eq!(
+        deliver(&handle, &seller.good, &clock, &three).await,
+        forwarded(),
+        "before next_update"
+    );
+    clock.set(T0 + 61);
+    let four = event("four");
+    assert_eq!(
+        deliver(&handle, &seller.good, &clock, &four).await,
+        rejected("webhook_signature_key_revoked")
+    );
+    assert_eq!(seller.list_hits(), 2);
+    assert_eq!(
+        upstream.applied_keys(),
+        [one.idempotency_key().as_str(), three.idempotency_key().as_str()]
+    );
+    handle.shutdown().await.unwrap();
+}
+
+/// The list endpoint fails after one good poll (`next_update` = `T0 + 60`,
+/// so the interval is the 1 min floor and grace 4 × 1 min).
+///
+/// Expected: the last good list is used until `next_update + grace`
+/// (`T0 + 300`): forwarded at `T0 + 250` although that poll failed. Past it,
+/// `401 webhook_signature_revocation_stale` with exactly the challenge and
+/// no `Retry-After` (terminal per the spec; the list state, not the
+/// request, is at fault), nothing forwarded, still so while the endpoint
+/// keeps failing. Once it serves a list again, the next poll (at most a
+/// minute after the last failed one) makes the seller's deliveries verify
+/// again, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_down_past_next_update_plus_grace_is_401_revocation_stale_then_recovers() {
+    let seller = Seller::start("stale").await;
+    let upstream = Upstream::start().await;
+    let clock = ManualClock::at(T0);
+    let handle = start(&seller.args(&upstream), &clock).await;
+
+    let one = event("one");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &one).await, forwarded());
+    seller.server.set("/revocations.json", down());
+
+    clock.set(T0 + 250);
+    let two = event("two");
+    assert_eq!(
+        deliver(&handle, &seller.good, &clock, &two).await,
+        forwarded(),
+        "within grace"
+    );
+    assert_eq!(seller.list_hits(), 2, "the failed poll");
+    // The revoked kid stays revoked on the last good list.
+    assert_eq!(
+        deliver(&handle, &seller.revoked, &clock, &event("x")).await,
+        rejected("webhook_signature_key_revoked")
+    );
+
+    let three = event("three");
+    for t in [T0 + 301, T0 + 320] {
+        clock.set(t);
+        assert_eq!(
+            deliver(&handle, &seller.good, &clock, &three).await,
+            rejected("webhook_signature_revocation_stale"),
+            "at T0 + {}: {}",
+            t - T0,
+            render(&handle)
+        );
+    }
+    assert_eq!(
+        upstream.applied_keys(),
+        [one.idempotency_key().as_str(), two.idempotency_key().as_str()]
+    );
+    assert!(render(&handle).contains("adcp_gateway_webhooks_total{outcome=\"webhook_signature_revocation_stale\"} 2\n"));
+
+    // The endpoint is back; the next poll is due a minute after the last
+    // failed one (T0 + 320).
+    seller
+        .server
+        .set("/revocations.json", signed_list(&seller.good, T0 + 600, &[REVOKED]));
+    clock.set(T0 + 381);
+    let four = event("four");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &four).await, forwarded());
+    // Nothing of event three was claimed: its next delivery is forwarded.
+    assert_eq!(deliver(&handle, &seller.good, &clock, &three).await, forwarded());
+    assert_eq!(
+        deliver(&handle, &seller.revoked, &clock, &event("y")).await,
+        rejected("webhook_signature_key_revoked")
+    );
+    assert_eq!(
+        upstream.applied_keys(),
+        [
+            one.idempotency_key().as_str(),
+            two.idempotency_key().as_str(),
+            four.idempotency_key().as_str(),
+            three.idempotency_key().as_str()
+        ]
+    );
+    handle.shutdown().await.unwrap();
+}
+
+/// A list that is not a JWS is never trusted by default: no list is ever
+/// loaded, so the seller's deliveries are `401 webhook_signature_revocation_stale`
+/// (fail closed), nothing forwarded. With the hidden test-only flag the
+/// same unsigned list is used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsigned_list_is_refused_unless_the_test_only_flag_allows_it() {
+    let seller = Seller::start("unsigned").await;
+    seller
+        .server
+        .set("/revocations.json", ok(list_payload(T0 + 60, &[REVOKED]).to_string()));
+    let upstream = Upstream::start().await;
+    let clock = ManualClock::at(T0);
+
+    let handle = start(&seller.args(&upstream), &clock).await;
+    assert_eq!(
+        deliver(&handle, &seller.good, &clock, &event("one")).await,
+        rejected("webhook_signature_revocation_stale")
+    );
+    handle.shutdown().await.unwrap();
+    assert!(upstream.applied_keys().is_empty());
+
+    let args = GatewayArgs {
+        dangerously_allow_unsigned_revocation_list_for_tests: true,
+        ..seller.args(&upstream)
+    };
+    let handle = start(&args, &clock).await;
+    let two = event("two");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &two).await, forwarded());
+    assert_eq!(
+        deliver(&handle, &seller.revoked, &clock, &event("three")).await,
+        rejected("webhook_signature_key_revoked")
+    );
+    assert_eq!(upstream.applied_keys(), [two.idempotency_key().as_str()]);
+    handle.shutdown().await.unwrap();
+}
+
+/// The binary: `--revocation-list` wired to the seller's resolver (the
+/// system clock, a list valid for ten minutes), and refused at start-up
+/// (exit 2, a message naming the flag) for a seller that is not an
+/// `--agent` or a list URL that is not `https`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let seller = Seller::start("revocation-cli").await;
+    let now = adcp_sigbase::clock::SystemClock.now();
+    seller
+        .server
+        .set("/revocations.json", signed_list(&seller.good, now + 600, &[REVOKED]));
+    let upstream = Upstream::start().await;
+    let ca = seller.dir.0.join("ca.der");
+    let command = |extra: &[String]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_adcp-sig"));
+        command
+            .args([
+                "gateway",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                upstream.url().as_str(),
+            ])
+            .args(["--agent", &seller.agent, "--store", &seller.dir.sqlite()])
+            .arg("--dangerously-trust-ca-for-tests")
+            .arg(&ca)
+            .arg("--dangerously-allow-loopback-for-tests")
+            .args(extra)
+            .env_remove("ADCP_GATEWAY_REVOCATION_LISTS");
+        for name in &seller.server.names {
+            command.args(["--dangerously-resolve-for-tests", &format!("{name}=127.0.0.1")]);
+        }
+        command
+    };
+
+    for (bad, expected) in [
+        (
+            format!("https://stranger.example/mcp={}", seller.list_url),
+            "not one of the --agent URLs",
+        ),
+        (
+            format!("{}=http://seller.example/revocations.json", seller.agent),
+            "not https",
+        ),
+    ] {
+        let out = tokio::task::spawn_blocking({
+            let mut command = command(&["--revocation-list".into(), bad.clone()]);
+            move || command.output().unwrap()
+        })
+        .await
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("--revocation-list") && stderr.contains(expected),
+            "{stderr}"
+        );
+    }
+
+    let mut child = command(&[
+        "--revocation-list".into(),
+        format!("{}={}", seller.agent, seller.list_url),
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+        .to_owned();
+    assert!(
+        line.contains(&format!("(revocation list {})", seller.list_url)),
+        "{line}"
+    );
+
+    let url = format!("http://{addr}{PATH}");
+    let clock = ManualClock::at(now);
+    let (one, two) = (event("one"), event("two"));
+    let mut answers = Vec::new();
+    for (signer, e) in [(&seller.good, &one), (&seller.revoked, &two)] {
+        clock.set(adcp_sigbase::clock::SystemClock.now());
+        answers.push(post(&url, &sign(signer, &clock, &url, e).await).await);
+    }
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let status = child.wait().unwrap();
+    let log: String = stderr.lines().map(|l| l.unwrap() + "\n").collect();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert_eq!(
+        answers,
+        [forwarded(), rejected("webhook_signature_key_revoked")],
+        "{log}"
+    );
+    assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
+    assert_eq!(seller.list_hits(), 1);
+}
