@@ -19,6 +19,10 @@
 //!   retryable `503`, and no `Retry-After`;
 //! - "Transport revocation": grace = 4 × the polling interval; the list is
 //!   polled again once it is back, without a restart.
+//!
+//! The last tests check the other side of that line: the `503`s the
+//! gateway answers for outages (upstream, key discovery) are retryable and
+//! carry `Retry-After`, without a challenge.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod common;
@@ -529,4 +533,58 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
     );
     assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
     assert_eq!(seller.list_hits(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// Retry-After on the gateway's retryable 503s
+// ---------------------------------------------------------------------------
+
+fn unavailable() -> Answer {
+    Answer {
+        status: 503,
+        challenge: None,
+        retry_after: Some(adcp_webhook::receiver::UNAVAILABLE_RETRY_AFTER_SECS.to_string()),
+    }
+}
+
+/// The upstream failing (`500`) and key discovery failing (the JWKS
+/// endpoint answers `500`, `webhook_signature_jwks_unavailable`) are both
+/// `503` with `Retry-After: 2` and no `WWW-Authenticate`; nothing is
+/// forwarded until each is back, then the retry is forwarded once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateways_503s_for_outages_carry_retry_after_and_no_challenge() {
+    assert_eq!(adcp_webhook::receiver::UNAVAILABLE_RETRY_AFTER_SECS, 2);
+    let seller = Seller::start("retry-after").await;
+    let upstream = Upstream::start().await;
+    let clock = ManualClock::at(T0);
+    let handle = start(&seller.args(&upstream), &clock).await;
+
+    // Upstream down.
+    upstream.fail_next(1);
+    let one = event("one");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &one).await, unavailable());
+    assert!(upstream.applied_keys().is_empty());
+    assert_eq!(deliver(&handle, &seller.good, &clock, &one).await, forwarded());
+
+    // Key discovery down: a fresh gateway (nothing cached) whose seller's
+    // JWKS endpoint fails.
+    handle.shutdown().await.unwrap();
+    seller.server.set("/jwks.json", down());
+    let handle = start(&seller.args(&upstream), &clock).await;
+    let two = event("two");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &two).await, unavailable());
+    assert!(render(&handle).contains("adcp_gateway_webhooks_total{outcome=\"webhook_signature_jwks_unavailable\"} 1\n"));
+    assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
+    // Back, and the failure's 60 s negative cache has passed.
+    seller.server.set(
+        "/jwks.json",
+        ok(json!({"keys": seller.good.jwks().unwrap().to_public_json()["keys"]}).to_string()),
+    );
+    clock.set(T0 + adcp_jwks::resolver::NEGATIVE_TTL_SECS + 1);
+    assert_eq!(deliver(&handle, &seller.good, &clock, &two).await, forwarded());
+    assert_eq!(
+        upstream.applied_keys(),
+        [one.idempotency_key().as_str(), two.idempotency_key().as_str()]
+    );
+    handle.shutdown().await.unwrap();
 }

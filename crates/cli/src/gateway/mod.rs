@@ -11,10 +11,12 @@
 //!
 //! - upstream `2xx` → the event is marked complete, the sender gets `200`;
 //! - anything else (status, timeout, connection error) → the claim is
-//!   released and the sender gets `503`, so its retry is forwarded again;
+//!   released and the sender gets `503` with `Retry-After: 2`
+//!   ([`UNAVAILABLE_RETRY_AFTER_SECS`]), so its retry is forwarded again;
 //! - a completed duplicate → `200` without forwarding; a rejection → the
-//!   receiver's answer (`401` with `WWW-Authenticate: Signature error="…"`,
-//!   `503` when the store cannot answer, …).
+//!   receiver's answer (`401` with only `WWW-Authenticate: Signature
+//!   error="…"`; `503` with `Retry-After` when the store or key discovery
+//!   cannot answer, …).
 //!
 //! Every wait is bounded: the store's operations (`StoreOptions::op_timeout`),
 //! the upstream ([`GatewayOptions::upstream_timeout`]), a request's headers
@@ -63,7 +65,9 @@ use adcp_store::Store;
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
 use adcp_verify::keys::KeyResolver;
 use adcp_verify::legacy::WebhookAuthMode;
-use adcp_webhook::receiver::{Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES};
+use adcp_webhook::receiver::{
+    Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES, UNAVAILABLE_RETRY_AFTER_SECS,
+};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
@@ -85,7 +89,9 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default most webhook requests handled at once; more are shed with `503`.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 512;
-/// The `Retry-After` seconds of a request shed under load.
+/// The `Retry-After` seconds of a request shed under load. The other
+/// `503`s (store, key discovery, upstream) carry the receiver's
+/// [`UNAVAILABLE_RETRY_AFTER_SECS`].
 const OVERLOAD_RETRY_AFTER_SECS: u64 = 1;
 
 /// Gateway settings beyond keys and store.
@@ -512,7 +518,12 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
                         UpstreamFailure::Timeout => "upstream_failed:timeout",
                         UpstreamFailure::Connect => "upstream_failed:connect",
                     };
-                    (StatusCode::SERVICE_UNAVAILABLE.into_response(), outcome, event)
+                    let response = (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        [(header::RETRY_AFTER, HeaderValue::from(UNAVAILABLE_RETRY_AFTER_SECS))],
+                    )
+                        .into_response();
+                    (response, outcome, event)
                 }
             }
         }

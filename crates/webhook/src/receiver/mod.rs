@@ -16,6 +16,13 @@
 //! | 7 | claim `(verified sender, idempotency_key)` with the JCS payload fingerprint | duplicate → `200` (handler not called); same key + other payload → `409`; in progress elsewhere → `503`; sender over cap → `429`; store outage → `503` |
 //! | 8 | the handler, with the verified sender, raw bytes and parsed payload | its answer |
 //! | 9 | handler `2xx` → completion recorded, then its answer; completion failed → `503`; handler failure → claim released so a retry can succeed | |
+//!
+//! Every `503` the receiver answers is retryable and carries `Retry-After`:
+//! the seconds left on the other receiver's claim for an event in progress
+//! (1–60), [`UNAVAILABLE_RETRY_AFTER_SECS`] for an outage (replay or
+//! idempotency store, JWKS / key discovery, a completion not recorded).
+//! A `401` never does: verification failures are terminal for the
+//! delivery, and answer exactly the spec's challenge.
 
 mod layer;
 mod metrics;
@@ -52,6 +59,21 @@ pub const TRACING_TARGET: &str = "adcp_webhook::receiver";
 /// The spec's recommended body limit: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// The `Retry-After` seconds of a `503` for an outage the receiver cannot
+/// time: the replay or idempotency store did not answer, key discovery
+/// failed transiently (`webhook_signature_jwks_unavailable`), or a
+/// completion was not recorded.
+///
+/// Two seconds: long enough that a sender retrying at once does not
+/// hammer a dependency that is failing over (a Redis or PostgreSQL
+/// failover, a reconnect, take seconds), short enough not to delay
+/// delivery after a blip. It is a floor, not a schedule: the sender's own
+/// exponential backoff (`adcp-webhook`'s sender waits at least this, then
+/// longer) takes over in a longer outage. A failed JWKS refetch is
+/// remembered by the key resolver for its 30 s cooldown, so retries
+/// sooner are answered from that memory, without a fetch.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
+
 type DynVerifier = Verifier<Arc<dyn KeyResolver>, Arc<dyn ReplayStore>, Arc<dyn Clock>>;
 
 /// A non-dispatch answer: the status and the few headers the spec allows.
@@ -85,7 +107,9 @@ impl Reply {
         self.www_authenticate.as_deref()
     }
 
-    /// The `Retry-After` seconds of a `503` for an event in progress.
+    /// The `Retry-After` seconds of a `503`: the claim's remaining lease
+    /// for an event in progress, [`UNAVAILABLE_RETRY_AFTER_SECS`] for an
+    /// outage. `None` for every other status.
     #[must_use]
     pub fn retry_after(&self) -> Option<u64> {
         self.retry_after
@@ -607,7 +631,12 @@ impl Receiver {
         Decision::Reply(self.reply_only(reply))
     }
 
-    fn reply_only(&self, reply: Reply) -> Reply {
+    fn reply_only(&self, mut reply: Reply) -> Reply {
+        // Every 503 is retryable: say when (the in-progress answer already
+        // carries its lease). Only 503s: a 401 stays exactly the challenge.
+        if reply.status == StatusCode::SERVICE_UNAVAILABLE && reply.retry_after.is_none() {
+            reply.retry_after = Some(UNAVAILABLE_RETRY_AFTER_SECS);
+        }
         self.inner.metrics.incr(reply.outcome);
         if reply.status == StatusCode::OK {
             tracing::debug!(target: TRACING_TARGET, outcome = reply.outcome, "webhook answered");
@@ -664,3 +693,6 @@ fn verify_reply(e: &VerifyError) -> Reply {
         outcome: e.code_str(),
     }
 }
+
+#[cfg(test)]
+mod tests;
