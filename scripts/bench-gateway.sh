@@ -110,7 +110,7 @@ run() {
 
 # Presign enough requests for the whole duration (a pool that runs out
 # ends the run early; the report's duration says so).
-run bare "$bare_url" $((duration * 40000))
+run bare "$bare_url" $((duration * 50000))
 names=(bare)
 for store in $stores; do
     case $store in

@@ -365,11 +365,13 @@ pub async fn run(mut options: RunOptions) -> Result<Report, Error> {
         Some(task) => task.await.map_err(|e| Error::new(format!("sampler: {e}")))?,
         None => Vec::new(),
     };
-    if options.sample.is_some() {
-        // The last, partial interval.
+    if let Some(every) = options.sample {
+        // The last, partial interval, unless it is a sliver (the answers
+        // still in flight at the last sample: its rate would mean
+        // nothing). The totals count every request either way.
         if let Ok(mut s) = stats.lock() {
-            if s.interval_requests > 0 {
-                let last_t = intervals.last().map_or(0.0, |i: &Interval| i.t_secs);
+            let last_t = intervals.last().map_or(0.0, |i: &Interval| i.t_secs);
+            if s.interval_requests > 0 && elapsed.as_secs_f64() - last_t >= every.as_secs_f64() / 2.0 {
                 intervals.push(take_interval(
                     &mut s,
                     &options.watch_pids,
