@@ -153,6 +153,12 @@ pub struct RunOptions {
     pub sink: Option<String>,
     /// Seed of the request mix.
     pub seed: u64,
+    /// A retry re-delivers an event sent at least this many requests
+    /// earlier (default: the larger of 64, 4 × `connections` and 0.2 s of
+    /// the rate), so that its first delivery has normally been answered
+    /// (a retry of an event still in flight gets `503`, another instance
+    /// holding the claim).
+    pub duplicate_lag: Option<usize>,
     /// Per-request timeout.
     pub timeout: Duration,
     /// Print each interval on stderr as it ends.
@@ -183,6 +189,7 @@ impl RunOptions {
             watch_pids: Vec::new(),
             sink: None,
             seed: 0x00AD_C951_6000,
+            duplicate_lag: None,
             timeout: Duration::from_secs(10),
             progress: false,
         }
@@ -290,7 +297,9 @@ pub async fn run(mut options: RunOptions) -> Result<Report, Error> {
         duplicates: options.duplicates,
         tampered: options.tampered,
         seed: options.seed,
-        duplicate_lag: (options.connections * 4).max(64).max(rate_lag),
+        duplicate_lag: options
+            .duplicate_lag
+            .unwrap_or_else(|| (options.connections * 4).max(64).max(rate_lag)),
     };
     let planner = Planner::new(plan, keys)?;
 
