@@ -430,6 +430,18 @@ async fn an_unsigned_list_is_refused_unless_the_test_only_flag_allows_it() {
     handle.shutdown().await.unwrap();
 }
 
+/// The gateway process, killed if a failed assertion leaves it running.
+struct Reaper(std::process::Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// The binary: `--revocation-list` wired to the seller's resolver (the
 /// system clock, a list valid for ten minutes), and refused at start-up
 /// (exit 2, a message naming the flag) for a seller that is not an
@@ -492,15 +504,17 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
         );
     }
 
-    let mut child = command(&[
-        "--revocation-list".into(),
-        format!("{}={}", seller.agent, seller.list_url),
-    ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut child = Reaper(
+        command(&[
+            "--revocation-list".into(),
+            format!("{}={}", seller.agent, seller.list_url),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
     let addr = line
@@ -522,8 +536,8 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
         clock.set(adcp_sigbase::clock::SystemClock.now());
         answers.push(post(&url, &sign(signer, &clock, &url, e).await).await);
     }
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    let status = child.wait().unwrap();
+    let _ = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status();
+    let status = child.0.wait().unwrap();
     let log: String = stderr.lines().map(|l| l.unwrap() + "\n").collect();
     assert_eq!(status.code(), Some(0), "{log}");
     assert_eq!(
@@ -533,6 +547,42 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
     );
     assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
     assert_eq!(seller.list_hits(), 1);
+}
+
+/// **Known `adcp-jwks` bug (ignored until fixed there).** The spec signs the
+/// list so that "a compromised CDN or DNS origin cannot serve a stale or
+/// tampered list to un-revoke a compromised key". A signature alone does
+/// not stop a *rollback*: an older list, validly signed before the key was
+/// revoked, replayed by the CDN. `HttpsKeyResolver` replaces the list it
+/// holds with whatever verifies (no check that `updated` does not go
+/// backwards, and a `next_update` already in the past still counts as a
+/// fresh poll), so the revoked kid verifies again.
+///
+/// Expected (fails today): after the seller's list revoking [`REVOKED`]
+/// was loaded, an older signed list without it is not taken, and
+/// [`REVOKED`] stays `401 webhook_signature_key_revoked`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "adcp-jwks: an older signed revocation list replaces a newer one (rollback un-revokes a kid)"]
+async fn an_older_signed_list_replayed_by_the_cdn_does_not_un_revoke_a_kid() {
+    let seller = Seller::start("rollback").await;
+    let upstream = Upstream::start().await;
+    let clock = ManualClock::at(T0);
+    let handle = start(&seller.args(&upstream), &clock).await;
+    assert_eq!(deliver(&handle, &seller.good, &clock, &event("one")).await, forwarded());
+    assert_eq!(
+        deliver(&handle, &seller.revoked, &clock, &event("two")).await,
+        rejected("webhook_signature_key_revoked")
+    );
+    // The list of ten minutes earlier (updated T0 - 600, nothing revoked),
+    // validly signed, served at the next poll.
+    seller
+        .server
+        .set("/revocations.json", signed_list(&seller.good, T0 - 540, &[]));
+    clock.set(T0 + 61);
+    let answer = deliver(&handle, &seller.revoked, &clock, &event("three")).await;
+    assert_eq!(seller.list_hits(), 2, "the poll happened");
+    handle.shutdown().await.unwrap();
+    assert_eq!(answer, rejected("webhook_signature_key_revoked"));
 }
 
 // ---------------------------------------------------------------------------
