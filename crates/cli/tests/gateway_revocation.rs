@@ -480,18 +480,31 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
         command
     };
 
-    for (bad, expected) in [
+    // The flag, then the environment (comma-separated: the second entry
+    // is the bad one).
+    for (bad, expected, env) in [
         (
             format!("https://stranger.example/mcp={}", seller.list_url),
             "not one of the --agent URLs",
+            false,
         ),
         (
-            format!("{}=http://seller.example/revocations.json", seller.agent),
+            format!(
+                "{}={},{}=http://seller.example/revocations.json",
+                seller.agent, seller.list_url, seller.agent
+            ),
             "not https",
+            true,
         ),
     ] {
         let out = tokio::task::spawn_blocking({
-            let mut command = command(&["--revocation-list".into(), bad.clone()]);
+            let mut command = if env {
+                let mut command = command(&[]);
+                command.env("ADCP_GATEWAY_REVOCATION_LISTS", &bad);
+                command
+            } else {
+                command(&["--revocation-list".into(), bad.clone()])
+            };
             move || command.output().unwrap()
         })
         .await

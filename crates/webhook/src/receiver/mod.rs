@@ -69,9 +69,10 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// failover, a reconnect, take seconds), short enough not to delay
 /// delivery after a blip. It is a floor, not a schedule: the sender's own
 /// exponential backoff (`adcp-webhook`'s sender waits at least this, then
-/// longer) takes over in a longer outage. A failed JWKS refetch is
-/// remembered by the key resolver for its 30 s cooldown, so retries
-/// sooner are answered from that memory, without a fetch.
+/// longer) takes over in a longer outage. `adcp-jwks`' resolver remembers
+/// a failed discovery for 30–60 s (its refetch cooldown, its negative
+/// cache), so retries sooner are answered from that memory, without a
+/// fetch.
 pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
 
 type DynVerifier = Verifier<Arc<dyn KeyResolver>, Arc<dyn ReplayStore>, Arc<dyn Clock>>;
