@@ -8,6 +8,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 /// An `http://` target: where to connect, what to put in `Host` and the
 /// request line.
@@ -45,12 +46,19 @@ impl Target {
     }
 }
 
-/// One keep-alive connection, opened on first use and again after an
-/// error.
+/// A connection idle this long is replaced before its next request:
+/// servers close idle keep-alive connections (the gateway after its
+/// header timeout, 10 s by default), and a request written into a
+/// connection the server is closing fails although nothing is wrong.
+pub const MAX_IDLE: Duration = Duration::from_secs(4);
+
+/// One keep-alive connection, opened on first use, again after an error,
+/// and again after [`MAX_IDLE`] without a request.
 #[derive(Debug)]
 pub struct Connection {
     addr: SocketAddr,
     sender: Option<SendRequest<Full<Bytes>>>,
+    last_used: Instant,
 }
 
 /// What came back.
@@ -66,11 +74,17 @@ impl Connection {
     /// A connection to `addr`, not yet open.
     #[must_use]
     pub fn new(addr: SocketAddr) -> Self {
-        Self { addr, sender: None }
+        Self {
+            addr,
+            sender: None,
+            last_used: Instant::now(),
+        }
     }
 
     async fn open(&mut self) -> Result<&mut SendRequest<Full<Bytes>>, Error> {
-        if self.sender.as_ref().is_none_or(SendRequest::is_closed) {
+        let idle = self.last_used.elapsed() > MAX_IDLE;
+        self.last_used = Instant::now();
+        if idle || self.sender.as_ref().is_none_or(SendRequest::is_closed) {
             let stream = tokio::net::TcpStream::connect(self.addr)
                 .await
                 .map_err(|e| Error::new(format!("connect {}: {e}", self.addr)))?;
@@ -110,6 +124,7 @@ impl Connection {
             .and_then(error_param);
         // Drain the body so the connection can be reused.
         response.into_body().collect().await?;
+        self.last_used = Instant::now();
         Ok(Answer { status, error_code })
     }
 }

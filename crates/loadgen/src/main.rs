@@ -114,6 +114,10 @@ struct RunArgs {
     /// Base URL of the sink (for GET /stats and the accounting).
     #[arg(long, value_name = "URL")]
     sink: Option<String>,
+    /// A retry re-delivers an event sent at least N requests earlier
+    /// [default: the larger of 64, 4 × connections and 0.2 s of the rate].
+    #[arg(long, value_name = "N")]
+    duplicate_lag: Option<usize>,
     /// Per-request timeout, seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     timeout: f64,
@@ -231,6 +235,7 @@ async fn run(args: RunArgs) -> Result<ExitCode, Error> {
     options.sink = args.sink;
     options.timeout = seconds("--timeout", args.timeout)?;
     options.seed = args.seed;
+    options.duplicate_lag = args.duplicate_lag;
     options.progress = !args.json;
     let report = adcp_loadgen::run::run(options).await?;
     if let Some(path) = &args.report {
