@@ -49,6 +49,16 @@ impl Answer {
         }
     }
 
+    /// A retryable outage: `503`, no challenge, the receiver's
+    /// `Retry-After`.
+    fn unavailable() -> Self {
+        Self {
+            status: 503,
+            code: None,
+            retry_after: Some(adcp_webhook::receiver::UNAVAILABLE_RETRY_AFTER_SECS),
+        }
+    }
+
     fn rejected(code: &str) -> Self {
         Self {
             status: 401,
@@ -452,7 +462,7 @@ async fn upstream_slower_than_its_timeout_is_503_and_the_retry_is_forwarded_agai
     let started = Instant::now();
     let answer = send(&handle, &seller.sign(&handle, &a).await).await;
     let took = started.elapsed();
-    assert_eq!(answer, Answer::status(503));
+    assert_eq!(answer, Answer::unavailable());
     assert!(took >= Duration::from_millis(900), "{took:?}");
     assert!(
         took < Duration::from_millis(2900),
@@ -611,7 +621,7 @@ async fn jwks_down_during_rotation_keeps_cached_keys_answers_503_for_the_new_key
 
     let three = event("three");
     let by_b = send(&handle, &sign_with(&r.signer_b, &handle, &three).await).await;
-    assert_eq!(by_b, Answer::status(503), "retryable, no terminal challenge");
+    assert_eq!(by_b, Answer::unavailable(), "retryable, no terminal challenge");
     assert_eq!(r.resolver.fetch_count(), fetches + 1, "one refetch on the kid miss");
     assert!(
         metrics_line(
@@ -1026,10 +1036,10 @@ async fn a_retry_within_the_cooldown_after_a_failed_refetch_is_still_retryable()
     );
     let three = event("three");
     let first = send(&handle, &sign_with(&r.signer_b, &handle, &three).await).await;
-    assert_eq!(first, Answer::status(503));
+    assert_eq!(first, Answer::unavailable());
     r.clock.advance(5);
     let retry = send(&handle, &sign_with(&r.signer_b, &handle, &three).await).await;
-    assert_eq!(retry, Answer::status(503), "{}", render(&handle));
+    assert_eq!(retry, Answer::unavailable(), "{}", render(&handle));
     assert_eq!(upstream.applied_keys(), [one.idempotency_key().as_str()]);
     handle.shutdown().await.unwrap();
 }
@@ -1186,7 +1196,7 @@ async fn through_the_agents_resolver_a_retry_within_the_cooldown_stays_retryable
     let three = event("three");
     for attempt in 0..3 {
         let answer = send(&handle, &sign_with(&r.signer_b, &handle, &three).await).await;
-        assert_eq!(answer, Answer::status(503), "attempt {attempt}: {}", render(&handle));
+        assert_eq!(answer, Answer::unavailable(), "attempt {attempt}: {}", render(&handle));
         r.clock.advance(5);
     }
     assert_eq!(r.resolver.fetch_count(), 2, "one refetch, then the cooldown");
