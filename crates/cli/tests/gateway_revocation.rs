@@ -562,20 +562,17 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
     assert_eq!(seller.list_hits(), 1);
 }
 
-/// **Known `adcp-jwks` bug (ignored until fixed there).** The spec signs the
-/// list so that "a compromised CDN or DNS origin cannot serve a stale or
-/// tampered list to un-revoke a compromised key". A signature alone does
-/// not stop a *rollback*: an older list, validly signed before the key was
-/// revoked, replayed by the CDN. `HttpsKeyResolver` replaces the list it
-/// holds with whatever verifies (no check that `updated` does not go
-/// backwards, and a `next_update` already in the past still counts as a
-/// fresh poll), so the revoked kid verifies again.
+/// The spec signs the list so that "a compromised CDN or DNS origin cannot
+/// serve a stale or tampered list to un-revoke a compromised key". A
+/// signature alone does not stop a *rollback*: an older list, validly
+/// signed before the key was revoked, replayed by the CDN.
+/// `HttpsKeyResolver` refuses a list older than the one it holds (by
+/// `updated`, else `next_update`), and counts that as a failed refresh.
 ///
-/// Expected (fails today): after the seller's list revoking [`REVOKED`]
-/// was loaded, an older signed list without it is not taken, and
-/// [`REVOKED`] stays `401 webhook_signature_key_revoked`.
+/// Expected: after the seller's list revoking [`REVOKED`] was loaded, an
+/// older signed list without it is not taken, and [`REVOKED`] stays
+/// `401 webhook_signature_key_revoked`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "adcp-jwks: an older signed revocation list replaces a newer one (rollback un-revokes a kid)"]
 async fn an_older_signed_list_replayed_by_the_cdn_does_not_un_revoke_a_kid() {
     let seller = Seller::start("rollback").await;
     let upstream = Upstream::start().await;

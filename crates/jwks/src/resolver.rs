@@ -651,7 +651,11 @@ impl HttpsKeyResolver {
             .last_failure
             .is_some_and(|t| now.saturating_sub(t) < NEGATIVE_TTL_SECS.min(POLL_FLOOR_SECS));
         if due && !backing_off {
-            match self.fetch_revocation(url).await {
+            match self
+                .fetch_revocation(url)
+                .await
+                .and_then(|list| fresh_enough(list, rev.list.as_ref(), now))
+            {
                 Ok(list) => {
                     let interval = list
                         .next_update
@@ -692,6 +696,35 @@ impl HttpsKeyResolver {
         RevocationList::parse_signed(&body, key_for, self.inner.allow_unsigned)
             .map_err(|e| from_doc("revocation list", e))
     }
+}
+
+/// A fetched list only replaces the one held when it is not older (by
+/// `updated`, else `next_update`), and is refused once its own
+/// `next_update` is further past than the longest grace there can be
+/// ([`GRACE_INTERVALS`] × [`POLL_CEILING_SECS`]): a CDN replaying an old
+/// signed list can neither un-revoke a kid nor keep the verifier "fresh"
+/// forever. A refused list counts as a failed refresh, so the grace
+/// period runs on and the status turns stale in time (fail closed).
+fn fresh_enough(
+    list: RevocationList,
+    held: Option<&RevocationList>,
+    now: i64,
+) -> Result<RevocationList, DiscoveryError> {
+    let age = |l: &RevocationList| l.updated.unwrap_or(l.next_update);
+    if let Some(held) = held {
+        if age(&list) < age(held) || list.next_update < held.next_update {
+            return Err(DiscoveryError::Malformed(
+                "revocation list: older than the list already held (replayed?)".to_owned(),
+            ));
+        }
+    }
+    let longest_grace = GRACE_INTERVALS.saturating_mul(POLL_CEILING_SECS);
+    if now > list.next_update.saturating_add(longest_grace) {
+        return Err(DiscoveryError::Malformed(format!(
+            "revocation list: next_update is more than {longest_grace} s past (the publisher has not refreshed it)"
+        )));
+    }
+    Ok(list)
 }
 
 #[async_trait]

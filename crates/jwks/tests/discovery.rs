@@ -438,3 +438,31 @@ async fn a_failed_refetch_keeps_the_miss_retryable_through_the_cooldown() {
     f.advance(31);
     assert!(r.resolve("k2").await.unwrap().is_some());
 }
+
+/// A replayed older list does not un-revoke a kid, and a list long past
+/// its own `next_update` does not count as a refresh (both are failed
+/// refreshes: the held list stands until the grace runs out).
+#[tokio::test]
+async fn an_older_or_long_stale_list_is_not_taken() {
+    let f = fixture().await;
+    f.server.set("/jwks.json", ok(jwks(vec![key("k1"), key("k2")])));
+    f.server.set("/revocations.json", revocations(T0 + 120, &["k2"]));
+    let r = f.resolver();
+    let k1 = r.resolve("k1").await.unwrap().unwrap();
+    let k2 = r.resolve("k2").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k2, T0).await.unwrap(), RevocationStatus::Revoked);
+    // At the next poll the CDN serves an older list that revoked nothing.
+    f.server.set("/revocations.json", revocations(T0 + 60, &[]));
+    let now = f.advance(130);
+    assert_eq!(r.revocation_status(&k2, now).await.unwrap(), RevocationStatus::Revoked);
+    assert_eq!(r.revocation_status(&k1, now).await.unwrap(), RevocationStatus::Current);
+    // A list whose next_update is hours past is not a refresh either: once
+    // the held list's grace has run out, the status is stale.
+    f.server.set("/revocations.json", revocations(T0 + 120, &["k2"]));
+    let now = f.advance(3 * 3600);
+    assert_eq!(r.revocation_status(&k1, now).await.unwrap(), RevocationStatus::Stale);
+    // The publisher refreshes: current again.
+    f.server.set("/revocations.json", revocations(now + 300, &["k2"]));
+    let now = f.advance(61);
+    assert_eq!(r.revocation_status(&k1, now).await.unwrap(), RevocationStatus::Current);
+}
