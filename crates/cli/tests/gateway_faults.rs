@@ -18,7 +18,7 @@
 mod common;
 #[path = "../../jwks/tests/common/mod.rs"]
 mod jwks_common;
-mod redis_server;
+use adcp_test_support::redis_server;
 
 use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sigbase::clock::{Clock, FixedClock, SystemClock};

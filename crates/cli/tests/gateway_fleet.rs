@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod common;
-mod redis_server;
+use adcp_test_support::redis_server;
 
 use common::{event, gateway, get, send, unique, Seller, Upstream};
 

@@ -18,8 +18,7 @@
 //! Everything the bench writes is deleted at the end.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench setup: failing loudly is the point
 
-#[path = "../tests/redis_server/mod.rs"]
-mod redis_server;
+use adcp_test_support::redis_server;
 
 use adcp_store::idempotency::{
     ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore, SenderKey,

@@ -16,8 +16,7 @@
 //! `redis-server` (`appendonly yes`, `appendfsync everysec`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench setup: failing loudly is the point
 
-#[path = "../tests/redis_server/mod.rs"]
-mod redis_server;
+use adcp_test_support::redis_server;
 
 use adcp_store::idempotency::{
     ClaimOutcome, ClaimRequest, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore,

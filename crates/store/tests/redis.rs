@@ -8,7 +8,7 @@
 
 mod contract;
 mod fixtures;
-mod redis_server;
+use adcp_test_support::redis_server;
 
 use adcp_store::idempotency::{
     ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod contract;
-mod redis_server;
+use adcp_test_support::redis_server;
 
 use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_store::redis::{RedisOptions, RedisStore};

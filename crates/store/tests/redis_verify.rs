@@ -7,7 +7,7 @@
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod redis_server;
+use adcp_test_support::redis_server;
 
 use adcp_sigbase::Message;
 use adcp_sign::{Algorithm, FixedClock, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};

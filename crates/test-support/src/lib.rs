@@ -5,6 +5,9 @@
 //! - [`criterion_mean_ns`]: reads a benchmark's mean from criterion's
 //!   output, so a benchmark can print the ratio against its baseline
 //!   measured in the same run.
+//! - [`redis_server`]: a test-owned `redis-server` child process (free
+//!   port, own directory and AOF, killed on drop) and a small cluster, for
+//!   the durability and fault tests that kill, pause or restart Redis.
 //!
 //! ```
 //! use adcp_test_support::{allocations_during, CountingAllocator};
@@ -15,6 +18,7 @@
 
 mod alloc_count;
 mod criterion_report;
+pub mod redis_server;
 
 pub use alloc_count::{allocations_during, CountingAllocator};
 pub use criterion_report::{criterion_dir, criterion_mean_ns};

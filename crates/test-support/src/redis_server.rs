@@ -2,7 +2,9 @@
 //! own directory and AOF (`appendfsync always` unless told otherwise), killed and removed on drop
 //! (even when the test fails).
 
-#![allow(dead_code)]
+// Test infrastructure: a missing `redis-server` or a failed spawn should
+// fail the test at once, loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -142,7 +144,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
         .unwrap()
         .subsec_nanos();
     std::env::temp_dir().join(format!(
-        "adcp-store-redis-{tag}-{}-{}-{nanos}",
+        "adcp-test-redis-{tag}-{}-{}-{nanos}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ))
@@ -151,6 +153,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 /// A test-owned Redis Cluster of `n` primaries (no replicas), each a
 /// [`Server`] on a free port; stopped and removed on drop.
 pub struct Cluster {
+    /// The primaries, in slot order.
     pub nodes: Vec<Server>,
 }
 
