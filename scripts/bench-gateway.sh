@@ -59,31 +59,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start NAME COMMAND...: runs COMMAND in the background, waits until it
-# prints "listening on http://ADDR" (stdout or stderr), sets URL and PID.
-start() {
-    local name=$1
-    shift
-    "$@" >"$work/$name.out" 2>"$work/$name.err" &
-    PID=$!
-    pids+=("$PID")
-    URL=
-    for _ in $(seq 1 200); do
-        URL=$(grep -ho 'listening on http://[0-9.:]*' "$work/$name.out" "$work/$name.err" 2>/dev/null | head -1 | sed 's/^listening on //') || true
-        [ -n "$URL" ] && return 0
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    echo "$name did not start:" >&2
-    cat "$work/$name.err" >&2
-    exit 2
-}
-
-# Several seller keys: a receiver keeps at most 100,000 replay entries per
-# keyid for the 300 s a signature is valid, so one key carries about 330
-# requests/s; requests rotate over the keys.
-"$bin/adcp-loadgen" keygen --keys "$keys" \
-    --out-private "$work/seller-keys.json" --out-jwks "$work/seller-jwks.json"
+# shellcheck source=scripts/lib/processes.sh
+. "$root/scripts/lib/processes.sh"
+seller_keys "$keys"
 
 start bare "$bin/adcp-loadgen" bare --listen 127.0.0.1:0
 bare_url=$URL
