@@ -203,3 +203,43 @@ async fn a_legacy_hmac_registration_is_verified_and_deduplicated() {
     assert_eq!(applied[0].0["x-adcp-idempotency-key"], a.idempotency_key().as_str());
     handle.shutdown().await.unwrap();
 }
+
+/// The gateway serves HTTP/2 with prior knowledge (h2c) as well as
+/// HTTP/1.1, as `axum::serve` does: same verification, same dedup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_prior_knowledge_is_served_like_http1() {
+    let dir = TempDir::new("h2c");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let handle = gateway(&seller, &dir.sqlite(), "adcp", upstream.url()).await;
+    // Plain-text h2c: TLS is never used, but reqwest needs a TLS config.
+    let tls =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+    let client = reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .no_proxy()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let a = event("h2");
+    for attempt in 0..2 {
+        let signed = seller.sign(&handle, &a).await;
+        let mut request = client.post(format!("{}{}", handle.base_url(), common::PATH));
+        for (name, value) in signed.headers() {
+            request = request.header(*name, value.as_str());
+        }
+        let response = request
+            .body(signed.body().unwrap().as_bytes().to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.version(), reqwest::Version::HTTP_2, "attempt {attempt}");
+        assert_eq!(response.status(), 200, "attempt {attempt}");
+    }
+    assert_eq!(upstream.applied_keys(), [a.idempotency_key().as_str()]);
+    handle.shutdown().await.unwrap();
+}

@@ -295,8 +295,8 @@ impl Gateway {
     }
 
     /// Serves on `listener` in a background task until
-    /// [`GatewayHandle::shutdown`]: HTTP/1.1, each connection's request
-    /// headers bounded by [`GatewayOptions::header_timeout`].
+    /// [`GatewayHandle::shutdown`]: HTTP/1.1 (each request head bounded by
+    /// [`GatewayOptions::header_timeout`]) and HTTP/2 with prior knowledge.
     ///
     /// # Errors
     ///
@@ -316,8 +316,8 @@ impl Gateway {
     }
 }
 
-/// The accept loop: one HTTP/1.1 connection task per client, with a
-/// header read timeout; on `stopped`, stop accepting, let every connection
+/// The accept loop: one connection task per client (HTTP/1.1 with a
+/// header read timeout, or h2c); on `stopped`, stop accepting, let every connection
 /// finish its request in flight, and return.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
@@ -326,10 +326,19 @@ async fn serve_connections(
     mut stopped: tokio::sync::oneshot::Receiver<()>,
 ) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(hyper_util::rt::TokioTimer::new())
+    // HTTP/1.1, and HTTP/2 with prior knowledge (h2c), as `axum::serve`
+    // serves; HTTP/1.1 request heads are bounded by the header timeout,
+    // HTTP/2 connections are pinged at that interval and closed when a ping
+    // goes unanswered as long.
+    let mut http = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    http.http1()
+        .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(header_timeout)
         .keep_alive(true);
+    http.http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(header_timeout)
+        .keep_alive_timeout(header_timeout);
     let service = hyper_util::service::TowerToHyperService::new(app);
     loop {
         let accepted = tokio::select! {
@@ -348,7 +357,7 @@ async fn serve_connections(
         };
         let _ = stream.set_nodelay(true);
         let io = hyper_util::rt::TokioIo::new(stream);
-        let connection = graceful.watch(http.serve_connection(io, service.clone()));
+        let connection = graceful.watch(http.serve_connection(io, service.clone()).into_owned());
         tokio::spawn(async move {
             // A client that is too slow, or hangs up, ends its own
             // connection; nothing to report.
