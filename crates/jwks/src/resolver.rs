@@ -247,6 +247,8 @@ pub struct HttpsKeyResolverBuilder {
     jwks_ttl_secs: i64,
     fetch: FetchConfig,
     clock: UnixClock,
+    pinned_jwks_uri: Option<String>,
+    adopt_jwks_uri_changes: bool,
 }
 
 impl HttpsKeyResolverBuilder {
@@ -307,6 +309,28 @@ impl HttpsKeyResolverBuilder {
         self
     }
 
+    /// Pins the `jwks_uri` this agent's brand.json must resolve to (learned
+    /// at integration onboarding). A discovery that yields another
+    /// `jwks_uri` is refused as [`DiscoveryError::Untrusted`]
+    /// (`*_jwks_untrusted`), the cached snapshot is kept until it expires,
+    /// and a `jwks_uri_changed` alarm is logged (target
+    /// `adcp_jwks::alarm`). [`adopt_jwks_uri_changes`](Self::adopt_jwks_uri_changes)
+    /// does not override a pin. Spec: security.mdx, "Trust anchor and
+    /// blast radius".
+    pub fn pin_jwks_uri(mut self, url: impl Into<String>) -> Self {
+        self.pinned_jwks_uri = Some(url.into());
+        self
+    }
+
+    /// Without a pin, the first `jwks_uri` discovered is remembered and a
+    /// later, different one is refused like a pinned mismatch (default).
+    /// `true` adopts the new URL instead (the `jwks_uri_changed` alarm is
+    /// still logged and counted).
+    pub fn adopt_jwks_uri_changes(mut self, adopt: bool) -> Self {
+        self.adopt_jwks_uri_changes = adopt;
+        self
+    }
+
     /// Fetcher settings (SSRF policy, resolver, trust roots, deadlines).
     pub fn fetch_config(mut self, config: FetchConfig) -> Self {
         self.fetch = config;
@@ -345,6 +369,11 @@ impl HttpsKeyResolverBuilder {
             .map(|u| policy.check_url(&u))
             .transpose()
             .map_err(|e| DiscoveryError::Untrusted(format!("revocation list url: {e}")))?;
+        let pinned_jwks_uri = self
+            .pinned_jwks_uri
+            .map(|u| policy.check_url(&u))
+            .transpose()
+            .map_err(|e| DiscoveryError::Untrusted(format!("pinned jwks_uri: {e}")))?;
         Ok(HttpsKeyResolver {
             inner: Arc::new(Inner {
                 agent_url: self.agent_url,
@@ -361,6 +390,9 @@ impl HttpsKeyResolverBuilder {
                 refresh: tokio::sync::Mutex::new(RefreshState::default()),
                 revocation: tokio::sync::Mutex::new(RevocationState::default()),
                 fetches: std::sync::atomic::AtomicU64::new(0),
+                pinned_jwks_uri,
+                adopt_jwks_uri_changes: self.adopt_jwks_uri_changes,
+                jwks_uri_changes: std::sync::atomic::AtomicU64::new(0),
             }),
         })
     }
@@ -382,6 +414,8 @@ struct RefreshState {
     last_miss_refetch: Option<i64>,
     negative: Option<(i64, DiscoveryError)>,
     generation: u64,
+    /// The first `jwks_uri` discovered (or the last adopted one).
+    learned_jwks_uri: Option<Url>,
 }
 
 #[derive(Default)]
@@ -407,6 +441,9 @@ struct Inner {
     refresh: tokio::sync::Mutex<RefreshState>,
     revocation: tokio::sync::Mutex<RevocationState>,
     fetches: std::sync::atomic::AtomicU64,
+    pinned_jwks_uri: Option<Url>,
+    adopt_jwks_uri_changes: bool,
+    jwks_uri_changes: std::sync::atomic::AtomicU64,
 }
 
 /// A [`KeyResolver`] for one seller agent, over HTTPS: agent URL →
@@ -451,6 +488,8 @@ impl HttpsKeyResolver {
             jwks_ttl_secs: 5 * 60,
             fetch: FetchConfig::default(),
             clock: system_clock(),
+            pinned_jwks_uri: None,
+            adopt_jwks_uri_changes: false,
         }
     }
 
@@ -483,6 +522,71 @@ impl HttpsKeyResolver {
     /// resolution adds nothing.
     pub fn fetch_count(&self) -> u64 {
         self.inner.fetches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many discoveries yielded a `jwks_uri` other than the pinned (or
+    /// first learned) one: each was alarmed (`jwks_uri_changed`) and, unless
+    /// adopted, refused. For metrics and health reports.
+    pub fn jwks_uri_changes(&self) -> u64 {
+        self.inner.jwks_uri_changes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The pinned `jwks_uri`, if one was configured.
+    pub fn pinned_jwks_uri(&self) -> Option<&Url> {
+        self.inner.pinned_jwks_uri.as_ref()
+    }
+
+    /// Checks a discovered `jwks_uri` against the pin, else against the
+    /// first one learned (spec: alarm on changes to the URL itself, and
+    /// require operator attention rather than silent adoption).
+    fn check_jwks_uri(&self, state: &mut RefreshState, discovered: &Url) -> Result<(), DiscoveryError> {
+        let inner = &self.inner;
+        if let Some(pinned) = &inner.pinned_jwks_uri {
+            if pinned == discovered {
+                return Ok(());
+            }
+            inner
+                .jwks_uri_changes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::warn!(
+                target: "adcp_jwks::alarm",
+                alarm = "jwks_uri_changed",
+                agent = %inner.agent_url,
+                pinned = %pinned,
+                discovered = %discovered,
+                "brand.json jwks_uri differs from the pinned one: refused, re-anchoring needs operator attention"
+            );
+            return Err(DiscoveryError::Untrusted(format!(
+                "jwks_uri {discovered} differs from the pinned {pinned}"
+            )));
+        }
+        let Some(learned) = &state.learned_jwks_uri else {
+            state.learned_jwks_uri = Some(discovered.clone());
+            return Ok(());
+        };
+        if learned == discovered {
+            return Ok(());
+        }
+        inner
+            .jwks_uri_changes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let adopted = inner.adopt_jwks_uri_changes;
+        tracing::warn!(
+            target: "adcp_jwks::alarm",
+            alarm = "jwks_uri_changed",
+            agent = %inner.agent_url,
+            learned = %learned,
+            discovered = %discovered,
+            adopted,
+            "brand.json jwks_uri differs from the one learned first"
+        );
+        if adopted {
+            state.learned_jwks_uri = Some(discovered.clone());
+            return Ok(());
+        }
+        Err(DiscoveryError::Untrusted(format!(
+            "jwks_uri {discovered} differs from the one learned first ({learned}); not adopted without operator attention"
+        )))
     }
 
     fn current(&self) -> Option<Arc<Snapshot>> {
@@ -553,7 +657,14 @@ impl HttpsKeyResolver {
                 return Err(err.clone());
             }
         }
-        match self.fetch_chain().await {
+        let chain = self.fetch_chain().await.and_then(|resolution| {
+            match resolution.jwks_uri() {
+                Some(uri) => self.check_jwks_uri(&mut state, uri),
+                None => Ok(()),
+            }
+            .map(|()| resolution)
+        });
+        match chain {
             Ok(resolution) => {
                 state.negative = None;
                 state.generation = state.generation.wrapping_add(1);

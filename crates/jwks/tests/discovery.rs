@@ -466,3 +466,138 @@ async fn an_older_or_long_stale_list_is_not_taken() {
     let now = f.advance(61);
     assert_eq!(r.revocation_status(&k1, now).await.unwrap(), RevocationStatus::Current);
 }
+
+impl Fixture {
+    /// The fixture's resolver, further configured by `f`.
+    fn resolver_with(
+        &self,
+        f: impl FnOnce(adcp_jwks::HttpsKeyResolverBuilder) -> adcp_jwks::HttpsKeyResolverBuilder,
+    ) -> HttpsKeyResolver {
+        let clock = self.clock.clone();
+        f(HttpsKeyResolver::builder(self.agent.clone())
+            .fetch_config(fetch_config(&self.server))
+            .clock(Arc::new(move || clock.load(Ordering::SeqCst))))
+        .build()
+        .unwrap()
+    }
+
+    /// brand.json now names `path` on keys.example as the `jwks_uri`.
+    fn move_jwks_uri(&self, path: &str) {
+        let brand = serde_json::json!({
+            "agents": [{"url": self.agent, "type": "sales", "jwks_uri": self.server.url("keys.example", path)}]
+        });
+        self.server.set("/.well-known/brand.json", ok(brand.to_string()));
+        self.server.set(path, ok(jwks(vec![key("k1"), key("k2")])));
+    }
+}
+
+/// A pinned `jwks_uri` that brand.json resolves to: keys resolve.
+#[tokio::test]
+async fn pinned_jwks_uri_that_matches_resolves() {
+    let f = fixture().await;
+    let pin = f.server.url("keys.example", "/jwks.json");
+    let r = f.resolver_with(|b| b.pin_jwks_uri(pin.clone()));
+    assert_eq!(r.pinned_jwks_uri().map(url::Url::as_str), Some(pin.as_str()));
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    assert_eq!(r.jwks_uri_changes(), 0);
+}
+
+/// A pin that brand.json does not resolve to: refused from the start.
+#[tokio::test]
+async fn pinned_jwks_uri_mismatch_on_first_discovery_is_untrusted() {
+    let f = fixture().await;
+    let pin = f.server.url("keys.example", "/onboarded.json");
+    let r = f.resolver_with(|b| b.pin_jwks_uri(pin));
+    let err = r.resolve_typed("k1").await.unwrap_err();
+    assert!(matches!(err, DiscoveryError::Untrusted(_)), "{err:?}");
+    assert_eq!(err.code("webhook"), "webhook_signature_jwks_untrusted");
+    assert_eq!(r.jwks_uri_changes(), 1);
+    assert!(r.jwks().is_none(), "nothing adopted");
+}
+
+/// brand.json moves the `jwks_uri` away from the pin: refused as
+/// untrusted and alarmed; the cached snapshot keeps serving its keys until
+/// it expires, and is never replaced by the new URL's keys.
+#[tokio::test]
+async fn pinned_jwks_uri_change_is_refused_and_cached_keys_last_until_expiry() {
+    let f = fixture().await;
+    let pin = f.server.url("keys.example", "/jwks.json");
+    let r = f.resolver_with(|b| b.pin_jwks_uri(pin.clone()));
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    f.move_jwks_uri("/moved.json");
+    f.advance(5);
+    // A kid miss refetches the chain: the new jwks_uri is refused.
+    let err = r.resolve_typed("k2").await.unwrap_err();
+    assert!(matches!(err, DiscoveryError::Untrusted(_)), "{err:?}");
+    assert_eq!(err.code("webhook"), "webhook_signature_jwks_untrusted");
+    assert_eq!(r.jwks_uri_changes(), 1);
+    let verifier_err = r.resolve("k2").await.unwrap_err();
+    assert!(
+        matches!(verifier_err, adcp_verify::keys::ResolveError::Untrusted(_)),
+        "{verifier_err:?}"
+    );
+    // The old snapshot stands: same jwks_uri, k1 still cached.
+    assert_eq!(r.jwks_uri().unwrap().as_str(), pin);
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    // Once the snapshot expires (5 min default TTL), nothing resolves.
+    f.advance(5 * 60);
+    let err = r.resolve_typed("k1").await.unwrap_err();
+    assert!(matches!(err, DiscoveryError::Untrusted(_)), "{err:?}");
+    assert_eq!(r.jwks_uri_changes(), 2);
+    assert_eq!(r.jwks_uri().unwrap().as_str(), pin, "never replaced");
+}
+
+/// Unpinned: the first `jwks_uri` is learned; a different one later is
+/// refused by default, like a pinned mismatch.
+#[tokio::test]
+async fn first_learned_jwks_uri_change_is_refused_by_default() {
+    let f = fixture().await;
+    let first = f.server.url("keys.example", "/jwks.json");
+    let r = f.resolver();
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    f.move_jwks_uri("/moved.json");
+    f.advance(5 * 60 + 1);
+    let err = r.resolve_typed("k1").await.unwrap_err();
+    assert!(matches!(err, DiscoveryError::Untrusted(_)), "{err:?}");
+    assert_eq!(err.code("webhook"), "webhook_signature_jwks_untrusted");
+    assert_eq!(r.jwks_uri_changes(), 1);
+    assert_eq!(r.jwks_uri().unwrap().as_str(), first);
+    assert_eq!(f.server.hits("/moved.json"), 1, "fetched once, not adopted");
+    // Still refused after the negative TTL: the change needs an operator.
+    f.advance(61);
+    assert!(r.resolve_typed("k2").await.is_err());
+    assert_eq!(r.jwks_uri_changes(), 2);
+}
+
+/// With `adopt_jwks_uri_changes(true)` the new `jwks_uri` is adopted
+/// (still counted as an alarm).
+#[tokio::test]
+async fn first_learned_jwks_uri_change_is_adopted_with_the_switch() {
+    let f = fixture().await;
+    let r = f.resolver_with(|b| b.adopt_jwks_uri_changes(true));
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    f.move_jwks_uri("/moved.json");
+    f.advance(5);
+    assert!(r.resolve("k2").await.unwrap().is_some());
+    assert_eq!(r.jwks_uri_changes(), 1);
+    assert_eq!(
+        r.jwks_uri().unwrap().as_str(),
+        f.server.url("keys.example", "/moved.json")
+    );
+    // The adopted URL is now the learned one: no further alarm.
+    f.advance(5 * 60 + 1);
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    assert_eq!(r.jwks_uri_changes(), 1);
+}
+
+/// A pin always wins over the adopt switch.
+#[tokio::test]
+async fn adopt_switch_does_not_override_a_pin() {
+    let f = fixture().await;
+    let pin = f.server.url("keys.example", "/jwks.json");
+    let r = f.resolver_with(|b| b.pin_jwks_uri(pin).adopt_jwks_uri_changes(true));
+    assert!(r.resolve("k1").await.unwrap().is_some());
+    f.move_jwks_uri("/moved.json");
+    f.advance(5);
+    assert!(matches!(r.resolve_typed("k2").await, Err(DiscoveryError::Untrusted(_))));
+}
