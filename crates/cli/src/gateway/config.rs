@@ -72,6 +72,24 @@ pub struct GatewayArgs {
         value_delimiter = ','
     )]
     pub revocation_lists: Vec<String>,
+    /// A discovered seller's pinned `jwks_uri`, `SELLER_URL=JWKS_URL`: the
+    /// seller is one of the `--agent` URLs (byte for byte), the JWKS URL
+    /// the `https` `jwks_uri` learned at onboarding. A brand.json that
+    /// resolves to another `jwks_uri` is refused (`jwks_untrusted`) and
+    /// alarmed. Repeatable, one per seller; comma-separated in the
+    /// environment.
+    #[arg(
+        long = "pin-jwks-uri",
+        value_name = "SELLER_URL=JWKS_URL",
+        env = "ADCP_GATEWAY_JWKS_URI_PINS",
+        value_delimiter = ','
+    )]
+    pub jwks_uri_pins: Vec<String>,
+    /// For sellers without `--pin-jwks-uri`: adopt a brand.json whose
+    /// `jwks_uri` differs from the one first learned (still alarmed)
+    /// instead of refusing it until an operator restarts the gateway.
+    #[arg(long, env = "ADCP_GATEWAY_ADOPT_JWKS_URI_CHANGES")]
+    pub adopt_jwks_uri_changes: bool,
     /// The dedup store: `sqlite:PATH`, `redis://…`, `redis+cluster://…`,
     /// `postgres://…`, or `memory:` (benchmarks only: forgets everything on
     /// restart, not conformant) [default: sqlite:adcp-gateway.sqlite].
@@ -210,6 +228,13 @@ pub struct FileConfig {
     /// `"https://seller.example/mcp" = "https://seller.example/.well-known/revocations.json"`.
     #[serde(default)]
     pub revocation_lists: BTreeMap<String, String>,
+    /// A table from seller agent URL to pinned `jwks_uri`:
+    /// `[jwks_uri_pins]` then
+    /// `"https://seller.example/mcp" = "https://keys.seller.example/jwks.json"`.
+    #[serde(default)]
+    pub jwks_uri_pins: BTreeMap<String, String>,
+    /// `adopt_jwks_uri_changes = true`.
+    pub adopt_jwks_uri_changes: Option<bool>,
     /// `store = "redis://cache:6379"`.
     pub store: Option<String>,
     /// `store_namespace = "adcp"`.
@@ -269,6 +294,12 @@ pub struct GatewayConfig {
     /// Accept unsigned revocation lists (the hidden test-only flag; never
     /// from the environment or the TOML file).
     pub allow_unsigned_revocation_lists: bool,
+    /// Pinned `jwks_uri` of each discovered seller that has one, keyed by
+    /// agent URL (each one of [`KeySource::Agents`]).
+    pub jwks_uri_pins: BTreeMap<String, url::Url>,
+    /// Adopt (still alarming) a `jwks_uri` that differs from the one first
+    /// learned, for sellers without a pin.
+    pub adopt_jwks_uri_changes: bool,
     /// Store URL (may hold credentials: print with [`redact`]).
     pub store: String,
     /// Redis key prefix / PostgreSQL schema.
@@ -316,6 +347,15 @@ impl std::fmt::Debug for GatewayConfig {
                     .collect::<Vec<_>>(),
             )
             .field("allow_unsigned_revocation_lists", &self.allow_unsigned_revocation_lists)
+            .field(
+                "jwks_uri_pins",
+                &self
+                    .jwks_uri_pins
+                    .iter()
+                    .map(|(agent, url)| (agent.as_str(), url.as_str()))
+                    .collect::<Vec<_>>(),
+            )
+            .field("adopt_jwks_uri_changes", &self.adopt_jwks_uri_changes)
             .field("store", &redact(&self.store))
             .field("store_namespace", &self.store_namespace)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
@@ -391,11 +431,30 @@ impl GatewayConfig {
         } else {
             args.revocation_lists
                 .iter()
-                .map(|entry| split_revocation_entry(entry))
+                .map(|entry| split_seller_entry(REVOCATION_LIST, entry))
                 .collect::<Result<Vec<_>, _>>()?
         };
-        let revocation_lists =
-            check_revocation_lists(revocation_lists, &keys, args.dangerously_allow_loopback_for_tests)?;
+        let revocation_lists = check_seller_urls(
+            REVOCATION_LIST,
+            revocation_lists,
+            &keys,
+            args.dangerously_allow_loopback_for_tests,
+        )?;
+        let jwks_uri_pins = if args.jwks_uri_pins.is_empty() {
+            file.jwks_uri_pins.into_iter().collect()
+        } else {
+            args.jwks_uri_pins
+                .iter()
+                .map(|entry| split_seller_entry(JWKS_URI_PIN, entry))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let jwks_uri_pins = check_seller_urls(
+            JWKS_URI_PIN,
+            jwks_uri_pins,
+            &keys,
+            args.dangerously_allow_loopback_for_tests,
+        )?;
+        let adopt_jwks_uri_changes = args.adopt_jwks_uri_changes || file.adopt_jwks_uri_changes.unwrap_or(false);
         let hmac_file = args
             .hmac_secret_file
             .clone()
@@ -470,6 +529,8 @@ impl GatewayConfig {
             keys,
             revocation_lists,
             allow_unsigned_revocation_lists: args.dangerously_allow_unsigned_revocation_list_for_tests,
+            jwks_uri_pins,
+            adopt_jwks_uri_changes,
             store,
             store_namespace: args
                 .store_namespace
@@ -512,30 +573,54 @@ impl GatewayConfig {
     }
 }
 
-/// `SELLER_URL=LIST_URL` split at the first `=` (an agent URL has no
-/// query string; the list URL may).
-fn split_revocation_entry(entry: &str) -> Result<(String, String), String> {
+/// A repeatable `SELLER_URL=URL` flag: its name, the metavariable of its
+/// URL, and what the URL is (for "given more than one ...").
+struct SellerUrlFlag {
+    flag: &'static str,
+    value: &'static str,
+    what: &'static str,
+}
+
+const REVOCATION_LIST: SellerUrlFlag = SellerUrlFlag {
+    flag: "--revocation-list",
+    value: "LIST_URL",
+    what: "list",
+};
+
+const JWKS_URI_PIN: SellerUrlFlag = SellerUrlFlag {
+    flag: "--pin-jwks-uri",
+    value: "JWKS_URL",
+    what: "jwks_uri",
+};
+
+/// `SELLER_URL=LIST_URL` (or `=JWKS_URL`) split at the first `=` (an agent
+/// URL has no query string; the other URL may).
+fn split_seller_entry(kind: SellerUrlFlag, entry: &str) -> Result<(String, String), String> {
     match entry.trim().split_once('=') {
-        Some((seller, list)) if !seller.is_empty() && !list.is_empty() => Ok((seller.to_owned(), list.to_owned())),
-        _ => Err(format!("--revocation-list {entry:?}: expected SELLER_URL=LIST_URL")),
+        Some((seller, url)) if !seller.is_empty() && !url.is_empty() => Ok((seller.to_owned(), url.to_owned())),
+        _ => Err(format!("{} {entry:?}: expected SELLER_URL={}", kind.flag, kind.value)),
     }
 }
 
-/// Start-up checks of the revocation lists: discovery mode only, each
-/// seller one of the `--agent` URLs and given once, each list URL
-/// acceptable to key discovery's SSRF guard (`https`, no userinfo, no
+/// Start-up checks of the revocation lists and `jwks_uri` pins: discovery
+/// mode only, each seller one of the `--agent` URLs and given once, each
+/// URL acceptable to key discovery's SSRF guard (`https`, no userinfo, no
 /// reserved IP literal; loopback only with the test-only flag).
-fn check_revocation_lists(
+fn check_seller_urls(
+    kind: SellerUrlFlag,
     entries: Vec<(String, String)>,
     keys: &KeySource,
     allow_loopback: bool,
 ) -> Result<BTreeMap<String, url::Url>, String> {
+    let flag = kind.flag;
     let mut lists = BTreeMap::new();
     if entries.is_empty() {
         return Ok(lists);
     }
     let KeySource::Agents(agents) = keys else {
-        return Err("--revocation-list applies to sellers discovered with --agent, not to --jwks or HMAC-only".into());
+        return Err(format!(
+            "{flag} applies to sellers discovered with --agent, not to --jwks or HMAC-only"
+        ));
     };
     let policy = if allow_loopback {
         adcp_jwks::SsrfPolicy::new().dangerously_allow_loopback_for_tests()
@@ -545,14 +630,14 @@ fn check_revocation_lists(
     for (seller, list) in entries {
         if !agents.contains(&seller) {
             return Err(format!(
-                "--revocation-list {seller}={list}: {seller:?} is not one of the --agent URLs (compared byte for byte)"
+                "{flag} {seller}={list}: {seller:?} is not one of the --agent URLs (compared byte for byte)"
             ));
         }
         let url = policy
             .check_url(&list)
-            .map_err(|e| format!("--revocation-list {seller}={list}: {e}"))?;
+            .map_err(|e| format!("{flag} {seller}={list}: {e}"))?;
         if lists.insert(seller.clone(), url).is_some() {
-            return Err(format!("--revocation-list: {seller:?} is given more than one list"));
+            return Err(format!("{flag}: {seller:?} is given more than one {}", kind.what));
         }
     }
     Ok(lists)
@@ -764,6 +849,89 @@ mod tests {
         };
         let e = GatewayConfig::resolve(&jwks, None).err().unwrap_or_default();
         assert!(e.contains("--agent"), "{e}");
+    }
+
+    #[test]
+    fn jwks_uri_pins_and_the_adopt_switch_are_checked_at_start_up() {
+        let seller = "https://seller.example/mcp";
+        let jwks = "https://keys.seller.example/jwks.json";
+        let base = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            agents: vec![seller.into(), "https://other.example/mcp".into()],
+            ..GatewayArgs::default()
+        };
+        let with = |entries: &[&str]| GatewayArgs {
+            jwks_uri_pins: entries.iter().map(|e| (*e).to_owned()).collect(),
+            ..base.clone()
+        };
+        let config =
+            GatewayConfig::resolve(&with(&[&format!("{seller}={jwks}")]), None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.jwks_uri_pins.get(seller).map(url::Url::as_str), Some(jwks));
+        assert!(!config.adopt_jwks_uri_changes, "changes are refused by default");
+        let none = GatewayConfig::resolve(&base, None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(none.jwks_uri_pins.is_empty());
+        let adopt = GatewayArgs {
+            adopt_jwks_uri_changes: true,
+            ..base.clone()
+        };
+        let adopt = GatewayConfig::resolve(&adopt, None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(adopt.adopt_jwks_uri_changes);
+        for (entries, expected) in [
+            (
+                vec![format!("https://stranger.example/mcp={jwks}")],
+                "not one of the --agent URLs",
+            ),
+            (
+                vec![format!("{seller}=http://keys.seller.example/jwks.json")],
+                "not https",
+            ),
+            (vec![format!("{seller}=https://127.0.0.1/jwks.json")], "--pin-jwks-uri"),
+            (vec![seller.to_owned()], "--pin-jwks-uri"),
+            (vec![seller.to_owned()], "expected SELLER_URL=JWKS_URL"),
+            (
+                vec![format!("{seller}={jwks}"), format!("{seller}={jwks}")],
+                "more than one jwks_uri",
+            ),
+        ] {
+            match GatewayConfig::resolve(&with(&entries.iter().map(String::as_str).collect::<Vec<_>>()), None) {
+                Ok(_) => unreachable!("{entries:?} accepted"),
+                Err(e) => assert!(e.contains(expected), "{entries:?}: {e}"),
+            }
+        }
+        // Not with a static JWKS.
+        let static_jwks = GatewayArgs {
+            agents: Vec::new(),
+            jwks: Some(PathBuf::from("k.json")),
+            ..with(&[&format!("{seller}={jwks}")])
+        };
+        let e = GatewayConfig::resolve(&static_jwks, None).err().unwrap_or_default();
+        assert!(e.contains("--pin-jwks-uri") && e.contains("--agent"), "{e}");
+        // From the TOML file: the table and the switch.
+        let dir = std::env::temp_dir().join(format!("adcp-gw-jwks-pins-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\"]\nadopt_jwks_uri_changes = true\n\n[jwks_uri_pins]\n\"https://a.example/mcp\" = \"https://keys.a.example/jwks.json\"\n",
+        )
+        .unwrap_or_default();
+        let from_file = GatewayConfig::resolve(
+            &GatewayArgs {
+                config: Some(file),
+                ..GatewayArgs::default()
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            from_file
+                .jwks_uri_pins
+                .get("https://a.example/mcp")
+                .map(url::Url::as_str),
+            Some("https://keys.a.example/jwks.json")
+        );
+        assert!(from_file.adopt_jwks_uri_changes);
     }
 
     #[test]

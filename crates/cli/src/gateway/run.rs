@@ -88,6 +88,10 @@ fn key_resolver(config: &GatewayConfig, clock: Option<Arc<dyn Clock>>) -> Result
                         .revocation_list_url(list.as_str())
                         .allow_unsigned_revocation_list(config.allow_unsigned_revocation_lists);
                 }
+                if let Some(pin) = config.jwks_uri_pins.get(agent) {
+                    builder = builder.pin_jwks_uri(pin.as_str());
+                }
+                builder = builder.adopt_jwks_uri_changes(config.adopt_jwks_uri_changes);
                 if let Some(clock) = &clock {
                     let clock = Arc::clone(clock);
                     builder = builder.clock(Arc::new(move || clock.now()));
@@ -159,9 +163,17 @@ async fn serve(config: &GatewayConfig) -> u8 {
             "agents {}",
             agents
                 .iter()
-                .map(|agent| match config.revocation_lists.get(agent) {
-                    Some(list) => format!("{agent} (revocation list {list})"),
-                    None => format!("{agent} (no revocation list)"),
+                .map(|agent| {
+                    let revocation = match config.revocation_lists.get(agent) {
+                        Some(list) => format!("(revocation list {list})"),
+                        None => "(no revocation list)".to_owned(),
+                    };
+                    let jwks_uri = match config.jwks_uri_pins.get(agent) {
+                        Some(pin) => format!("jwks_uri pinned to {pin}"),
+                        None if config.adopt_jwks_uri_changes => "jwks_uri changes adopted".to_owned(),
+                        None => "jwks_uri first learned kept".to_owned(),
+                    };
+                    format!("{agent} {revocation} ({jwks_uri})")
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
