@@ -182,6 +182,28 @@ fn slow_store_options(namespace: &str) -> StoreOptions {
     options
 }
 
+/// A private `redis-server` on a free port (pausable without disturbing the
+/// shared one), and its port for `redis-cli`.
+fn private_redis(tag: &str) -> (u16, redis_server::Server) {
+    let port = redis_server::free_port();
+    (
+        port,
+        redis_server::Server::start(port, redis_server::temp_dir(tag), "noeviction"),
+    )
+}
+
+/// One event through the gateway before the fault: the store connection is
+/// up and the server has the store's scripts cached (a late `EVALSHA` of a
+/// script the server does not know fails `NOSCRIPT` and is lost).
+async fn warm_up(handle: &GatewayHandle, seller: &Seller) -> adcp_sign::WebhookEvent {
+    let warm = event("warm");
+    assert_eq!(
+        send(handle, &seller.sign(handle, &warm).await).await,
+        Answer::status(200)
+    );
+    warm
+}
+
 /// Store slow: Redis paused (`CLIENT PAUSE 3000 ALL`) longer than the
 /// store's operation timeout (500 ms).
 ///
@@ -195,8 +217,7 @@ fn slow_store_options(namespace: &str) -> StoreOptions {
 /// retries are duplicates (`200`, not forwarded). No gateway restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_paused_answers_503_within_the_op_timeout_and_the_resigned_retry_is_forwarded_once() {
-    let port = redis_server::free_port();
-    let server = redis_server::Server::start(port, redis_server::temp_dir("gw-fault-pause"), "noeviction");
+    let (port, server) = private_redis("gw-fault-pause");
     let upstream = Upstream::start().await;
     let seller = Seller::new();
     let namespace = unique("pause");
@@ -204,12 +225,7 @@ async fn store_paused_answers_503_within_the_op_timeout_and_the_resigned_retry_i
     options.upstream_timeout = Duration::from_secs(1);
     let handle = start(seller.keys(), &server.url(), slow_store_options(&namespace), options).await;
 
-    // Warm: the connection is up and an event goes through.
-    let warm = event("warm");
-    assert_eq!(
-        send(&handle, &seller.sign(&handle, &warm).await).await,
-        Answer::status(200)
-    );
+    let warm = warm_up(&handle, &seller).await;
 
     let a = event("a");
     let first = seller.sign(&handle, &a).await;
@@ -269,8 +285,7 @@ async fn store_paused_answers_503_within_the_op_timeout_and_the_resigned_retry_i
 async fn a_claim_written_late_by_a_paused_store_holds_the_event_until_its_lease_expires_then_it_is_forwarded_once() {
     use adcp_store::idempotency::{Fingerprint, IdempotencyStore, SenderKey};
 
-    let port = redis_server::free_port();
-    let server = redis_server::Server::start(port, redis_server::temp_dir("gw-fault-late-claim"), "noeviction");
+    let (port, server) = private_redis("gw-fault-late-claim");
     let upstream = Upstream::start().await;
     let seller = Seller::new();
     let namespace = unique("lateclaim");
@@ -281,13 +296,7 @@ async fn a_claim_written_late_by_a_paused_store_holds_the_event_until_its_lease_
     let other = adcp_store::open(&server.url().parse().unwrap(), slow_store_options(&namespace))
         .await
         .unwrap();
-    // Warm: the server has the store's scripts cached (a late `EVALSHA` of
-    // a script the server does not know fails `NOSCRIPT` and is lost).
-    let warm = event("warm");
-    assert_eq!(
-        send(&handle, &seller.sign(&handle, &warm).await).await,
-        Answer::status(200)
-    );
+    let warm = warm_up(&handle, &seller).await;
 
     let a = event("a");
     let payload: serde_json::Value = serde_json::from_slice(a.body().as_bytes()).unwrap();
@@ -360,8 +369,7 @@ async fn a_claim_written_late_by_a_paused_store_holds_the_event_until_its_lease_
 /// again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_paused_during_forwarding_answers_503_and_the_late_completion_prevents_a_second_delivery() {
-    let port = redis_server::free_port();
-    let server = redis_server::Server::start(port, redis_server::temp_dir("gw-fault-complete"), "noeviction");
+    let (port, server) = private_redis("gw-fault-complete");
     let upstream = Upstream::start().await;
     // Long enough for the test to pause Redis before the completion.
     *upstream.seen.delay.lock().unwrap() = Some(Duration::from_millis(1500));
@@ -377,11 +385,7 @@ async fn store_paused_during_forwarding_answers_503_and_the_late_completion_prev
     // late completion is an `EVALSHA` the server answers `NOSCRIPT`, and
     // is lost: the claim is then held until its lease expires and the
     // retry after that is forwarded again, at-least-once.)
-    let warm = event("warm");
-    assert_eq!(
-        send(&handle, &seller.sign(&handle, &warm).await).await,
-        Answer::status(200)
-    );
+    let warm = warm_up(&handle, &seller).await;
 
     let a = event("a");
     let signed = seller.sign(&handle, &a).await;
@@ -1068,8 +1072,7 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
 
-    let port = redis_server::free_port();
-    let server = redis_server::Server::start(port, redis_server::temp_dir("gw-fault-cli"), "noeviction");
+    let (port, server) = private_redis("gw-fault-cli");
     let dir = TempDir::new("fault-cli");
     let upstream = Upstream::start().await;
     let seller = Seller::new();
