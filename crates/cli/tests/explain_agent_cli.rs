@@ -6,6 +6,7 @@
 
 #[path = "../../jwks/tests/common/mod.rs"]
 mod common;
+mod test_network;
 
 use common::{ok, Server};
 use serde_json::{json, Value};
@@ -34,16 +35,7 @@ fn p(path: &Path) -> String {
 fn test_flags(s: &Server, dir: &Path) -> Vec<String> {
     let ca = dir.join("ca.der");
     std::fs::write(&ca, &s.ca_der).unwrap();
-    let mut flags = vec![
-        "--dangerously-trust-ca-for-tests".to_owned(),
-        p(&ca),
-        "--dangerously-allow-loopback-for-tests".to_owned(),
-    ];
-    for name in &s.names {
-        flags.push("--dangerously-resolve-for-tests".into());
-        flags.push(format!("{name}=127.0.0.1"));
-    }
-    flags
+    test_network::flags(&ca, &s.names)
 }
 
 fn strings(args: &[&str]) -> Vec<String> {

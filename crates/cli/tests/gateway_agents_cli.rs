@@ -6,6 +6,7 @@
 mod common;
 #[path = "../../jwks/tests/common/mod.rs"]
 mod jwks_common;
+mod test_network;
 
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use common::{event, TempDir, Upstream, PATH};
@@ -41,7 +42,6 @@ async fn two_agents_each_verified_with_its_own_discovered_keys() {
     s.set("/two.json", ok(two_jwks));
     let ca = dir.0.join("ca.der");
     std::fs::write(&ca, &s.ca_der).unwrap();
-
     let mut command = Command::new(env!("CARGO_BIN_EXE_adcp-sig"));
     command
         .args([
@@ -52,12 +52,7 @@ async fn two_agents_each_verified_with_its_own_discovered_keys() {
             upstream.url().as_str(),
         ])
         .args(["--agent", &agent_one, "--agent", &agent_two, "--store", &dir.sqlite()])
-        .arg("--dangerously-trust-ca-for-tests")
-        .arg(&ca)
-        .arg("--dangerously-allow-loopback-for-tests");
-    for name in &s.names {
-        command.args(["--dangerously-resolve-for-tests", &format!("{name}=127.0.0.1")]);
-    }
+        .args(test_network::flags(&ca, &s.names));
     let mut child = command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();

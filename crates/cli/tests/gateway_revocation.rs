@@ -28,6 +28,7 @@
 mod common;
 #[path = "../../jwks/tests/common/mod.rs"]
 mod jwks_common;
+mod test_network;
 
 use adcp_sig::gateway::{Gateway, GatewayArgs, GatewayConfig, GatewayHandle};
 use adcp_sigbase::clock::Clock;
@@ -469,14 +470,9 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
                 upstream.url().as_str(),
             ])
             .args(["--agent", &seller.agent, "--store", &seller.dir.sqlite()])
-            .arg("--dangerously-trust-ca-for-tests")
-            .arg(&ca)
-            .arg("--dangerously-allow-loopback-for-tests")
+            .args(test_network::flags(&ca, &seller.server.names))
             .args(extra)
             .env_remove("ADCP_GATEWAY_REVOCATION_LISTS");
-        for name in &seller.server.names {
-            command.args(["--dangerously-resolve-for-tests", &format!("{name}=127.0.0.1")]);
-        }
         command
     };
 

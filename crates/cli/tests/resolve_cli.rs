@@ -6,6 +6,7 @@
 
 #[path = "../../jwks/tests/common/mod.rs"]
 mod common;
+mod test_network;
 
 use common::{jwks, key, ok, Server};
 use serde_json::{json, Value};
@@ -32,17 +33,7 @@ fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn test_flags(s: &Server) -> Vec<String> {
-    let ca = scratch("ca.der", &s.ca_der);
-    let mut flags = vec![
-        "--dangerously-trust-ca-for-tests".to_owned(),
-        ca.to_str().unwrap().to_owned(),
-        "--dangerously-allow-loopback-for-tests".to_owned(),
-    ];
-    for name in &s.names {
-        flags.push("--dangerously-resolve-for-tests".into());
-        flags.push(format!("{name}=127.0.0.1"));
-    }
-    flags
+    test_network::flags(&scratch("ca.der", &s.ca_der), &s.names)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
