@@ -71,6 +71,18 @@ pub fn load_json(suite: &Path, relative: &str) -> Result<serde_json::Value, Stri
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The key a vector signs with: the member of the suite's key file `keys`
+/// (relative to the suite, e.g. `webhook-signing/keys.json`) whose `kid`
+/// is the vector's first `jwks_ref`, with its test-only private member.
+pub fn referenced_jwk(suite: &Path, keys: &str, vector: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let kid = &vector["jwks_ref"][0];
+    load_json(suite, keys)?["keys"]
+        .as_array()
+        .and_then(|all| all.iter().find(|k| &k["kid"] == kid))
+        .cloned()
+        .ok_or_else(|| format!("{keys}: no key with kid {kid}"))
+}
+
 /// A request as the conformance vectors (and `adcp-sig base --request`)
 /// describe it: `{"method", "url", "headers": {name: value | [values]}, "body"}`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,14 +28,7 @@ impl Template {
     pub fn load(suite: &Path, vector: &str) -> Self {
         let doc = adcp_vectors::load_json(suite, vector).unwrap();
         let req = adcp_vectors::VectorRequest::from_json(&doc["request"]).unwrap();
-        let keys = adcp_vectors::load_json(suite, "webhook-signing/keys.json").unwrap();
-        let jwk = keys["keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k["kid"] == doc["jwks_ref"][0])
-            .unwrap()
-            .clone();
+        let jwk = adcp_vectors::referenced_jwk(suite, "webhook-signing/keys.json", &doc).unwrap();
         let key = Jwk::from_json_value(&jwk)
             .unwrap()
             .with_test_private_member("_private_d_for_test_only")
