@@ -3,6 +3,7 @@
 //! each target.
 
 use crate::Error;
+use adcp_webhook::sender::signature_error_code;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
@@ -121,21 +122,12 @@ impl Connection {
             .headers()
             .get(http::header::WWW_AUTHENTICATE)
             .and_then(|v| v.to_str().ok())
-            .and_then(error_param);
+            .and_then(signature_error_code);
         // Drain the body so the connection can be reused.
         response.into_body().collect().await?;
         self.last_used = Instant::now();
         Ok(Answer { status, error_code })
     }
-}
-
-/// The `error="…"` parameter of a `WWW-Authenticate` value.
-#[must_use]
-pub fn error_param(value: &str) -> Option<String> {
-    let start = value.find("error=\"")? + "error=\"".len();
-    let rest = &value[start..];
-    let end = rest.find('"')?;
-    Some(rest[..end].to_owned())
 }
 
 /// `GET url` on a fresh connection: the status and the body.
@@ -163,7 +155,7 @@ pub async fn get(url: &str) -> Result<(u16, Bytes), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::error_param;
+    use adcp_webhook::sender::signature_error_code as error_param;
 
     #[test]
     fn parses_error_param() {

@@ -550,8 +550,20 @@ async fn classify(mut response: reqwest::Response, record: &mut AttemptRecord) -
     }
 }
 
-/// The code of `Signature error="webhook_…"`, if the challenge is one.
-fn signature_error_code(challenge: &str) -> Option<String> {
+/// The code of a `WWW-Authenticate: Signature error="webhook_…"`
+/// challenge, if the value is one (what makes a `401` terminal for a
+/// delivery).
+///
+/// ```
+/// use adcp_webhook::sender::signature_error_code;
+/// assert_eq!(
+///     signature_error_code(r#"Signature error="webhook_signature_replayed""#).as_deref(),
+///     Some("webhook_signature_replayed")
+/// );
+/// assert_eq!(signature_error_code("Bearer"), None);
+/// ```
+#[must_use]
+pub fn signature_error_code(challenge: &str) -> Option<String> {
     let rest = challenge.trim().strip_prefix("Signature")?;
     let rest = rest.trim_start();
     let start = rest.find("error=\"")? + "error=\"".len();
