@@ -1,8 +1,10 @@
-//! Ed25519 through `ed25519-dalek` 2: RFC 8032 signing, `verify_strict`
-//! verification, RFC 8410 SPKI / PKCS#8 parsing.
+//! Ed25519 through `ed25519-dalek` 2: RFC 8032 signing, RFC 8410 SPKI /
+//! PKCS#8 parsing, and verification with exactly the decisions of
+//! `verify_strict`, computed by [`ed25519_equation`] on `curve25519-dalek`.
 
 use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
 
+use super::ed25519_equation;
 use super::pkix::{self, KeyType};
 use super::zeroize::Zeroizing;
 use crate::crypto::{Algorithm, CryptoError, KeyRejection, SecretBytes};
@@ -16,7 +18,9 @@ pub(crate) const SIGNATURE_LEN: usize = ed25519_dalek::SIGNATURE_LENGTH;
 
 /// A validated Ed25519 public key: canonical encoding, not of small order.
 #[derive(Clone)]
-pub(crate) struct PublicKey(ed25519_dalek::VerifyingKey);
+pub(crate) struct PublicKey {
+    dalek: ed25519_dalek::VerifyingKey,
+}
 
 impl PublicKey {
     /// From the raw 32-byte encoding (RFC 8032 §5.1.2; a JWK `x`).
@@ -37,7 +41,11 @@ impl PublicKey {
         if key.is_weak() {
             return Err(KeyRejection::WeakKey);
         }
-        Ok(Self(key))
+        Ok(Self::from_dalek(key))
+    }
+
+    fn from_dalek(dalek: ed25519_dalek::VerifyingKey) -> Self {
+        Self { dalek }
     }
 
     /// From a DER SubjectPublicKeyInfo (RFC 8410).
@@ -49,26 +57,28 @@ impl PublicKey {
 
     /// The raw 32-byte encoding.
     pub(crate) fn as_bytes(&self) -> &[u8; PUBLIC_KEY_LEN] {
-        self.0.as_bytes()
+        self.dalek.as_bytes()
     }
 
     /// The `ed25519-dalek` key, for batch verification.
     pub(crate) fn dalek(&self) -> &ed25519_dalek::VerifyingKey {
-        &self.0
+        &self.dalek
     }
 
-    /// Strict RFC 8032 verification (`verify_strict`: canonical `S`, `R` and
-    /// `A` not of small order, cofactorless equation).
+    /// Strict RFC 8032 verification, deciding exactly as `ed25519-dalek`'s
+    /// `verify_strict` (canonical `S` and `R`, `R` and `A` not of small
+    /// order, cofactorless equation); see [`ed25519_equation`].
     pub(crate) fn verify(&self, message: &[u8], signature: &[u8]) -> Result<(), CryptoError> {
         let bytes: &[u8; SIGNATURE_LEN] = signature.try_into().map_err(|_| CryptoError::InvalidSignatureLength {
             algorithm: Algorithm::Ed25519,
             expected: SIGNATURE_LEN,
             actual: signature.len(),
         })?;
-        let signature = ed25519_dalek::Signature::from_bytes(bytes);
-        self.0
-            .verify_strict(message, &signature)
-            .map_err(|_| CryptoError::VerificationFailed)
+        if ed25519_equation::verify(&self.dalek, message, bytes) {
+            Ok(())
+        } else {
+            Err(CryptoError::VerificationFailed)
+        }
     }
 }
 
@@ -110,7 +120,7 @@ impl PrivateKey {
 
     /// The public key. Never weak: it is `seed`-derived and clamped.
     pub(crate) fn public_key(&self) -> PublicKey {
-        PublicKey(self.0.verifying_key())
+        PublicKey::from_dalek(self.0.verifying_key())
     }
 
     /// PKCS#8 v2 DER (with the public key).

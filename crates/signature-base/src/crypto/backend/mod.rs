@@ -9,7 +9,8 @@
 //!
 //! | file             | key parsing / validation     | sign / verify                               |
 //! |------------------|------------------------------|---------------------------------------------|
-//! | `ed25519.rs`     | `ed25519-dalek` (+ `pkcs8`)  | `ed25519-dalek` (`verify_strict`)           |
+//! | `ed25519.rs`     | `ed25519-dalek` (+ `pkcs8`)  | `ed25519-dalek` (sign), `ed25519_equation.rs` (verify) |
+//! | `ed25519_equation.rs` | —                       | `verify_strict`'s decisions on `curve25519-dalek`, one inversion fewer |
 //! | `ecdsa_p256.rs`  | RustCrypto `p256` (+ `pkcs8`)| `aws-lc-rs` (`ECDSA_P256_SHA256_FIXED[_SIGNING]`) |
 //! | `hmac_sha256.rs` | —                            | RustCrypto `hmac` + `sha2`, `subtle`        |
 //! | `pkix.rs`        | SPKI / PKCS#8 / PEM envelope (`pkcs8`, `der`) | —                          |
@@ -22,6 +23,7 @@
 
 pub(crate) mod ecdsa_p256;
 pub(crate) mod ed25519;
+pub(crate) mod ed25519_equation;
 pub(crate) mod hmac_sha256;
 pub(crate) mod pkix;
 
