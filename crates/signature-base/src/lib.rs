@@ -19,7 +19,7 @@
 //!   strict parsing, constant-time comparison.
 //! - [`encoding`]: binary values as an explicit choice: RFC 8941 padded
 //!   Base64 or the legacy unpadded Base64URL, both decoded strictly.
-//! - [`crypto`]: Ed25519 (`verify_strict`), ECDSA P-256 SHA-256 (r‖s, via
+//! - [`crypto`]: Ed25519 (`verify_strict` semantics), ECDSA P-256 SHA-256 (r‖s, via
 //!   aws-lc-rs) and HMAC-SHA256 behind one small backend module.
 //!
 //! ```

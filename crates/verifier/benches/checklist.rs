@@ -367,6 +367,20 @@ fn main() {
     assert!(es_fixed(0));
     let es_bare = |i: usize| es_key.verify(es.pool_bare[i].0.as_bytes(), &es.pool_bare[i].1).is_ok();
     assert!(es_bare(7));
+    let es_core_key =
+        adcp_sigbase::crypto::VerifyingKey::p256_from_coordinates(&b64url(&es.jwk["x"]), &b64url(&es.jwk["y"]))
+            .unwrap();
+    let es_core = |i: usize| {
+        let (base, signature) = &es.pool_bare[i];
+        es_core_key
+            .verify(
+                adcp_sigbase::crypto::Algorithm::EcdsaP256Sha256,
+                base.as_bytes(),
+                signature,
+            )
+            .is_ok()
+    };
+    assert!(es_core(7));
 
     // Profiling mode: `CHECKLIST_PROFILE=ed25519_checklist` (or `_bare`,
     // `es256_…`) runs that loop alone, for `perf stat` / `perf record`.
@@ -383,6 +397,7 @@ fn main() {
                 "ed25519" => (&ed, &ed_bare),
                 "ed25519_core" => (&ed, &ed_core),
                 "es256" => (&es, &es_bare),
+                "es256_core" => (&es, &es_core),
                 other => panic!("unknown CHECKLIST_PROFILE {other}_interleaved"),
             };
             let (median, low) = interleaved(case, &resolver(case), bare);
@@ -395,6 +410,7 @@ fn main() {
             "ed25519_core" => time_bare(iters, &ed_core),
             "es256_checklist" => time_checklist(&es, &resolver(&es), iters),
             "es256_bare" => time_bare(iters, &es_bare),
+            "es256_core" => time_bare(iters, &es_core),
             "ed25519_batched" => time_batched(&ed, &resolver(&ed), iters),
             other => panic!("unknown CHECKLIST_PROFILE {other}"),
         };

@@ -4,7 +4,7 @@
 //!
 //! # How the batch check relates to [`VerifyingKey::verify`]
 //!
-//! Single verification is `verify_strict`: the cofactorless equation
+//! Single verification decides as `verify_strict`: the cofactorless equation
 //! `[s]B = R + [k]A`, with `s` canonical, `A` not of small order (checked
 //! when the key is loaded) and `R` not of small order. The batch check
 //! draws a random 128-bit coefficient `z_i` per signature (derived from the

@@ -28,9 +28,12 @@
 //!
 //! # Decisions
 //!
-//! - Ed25519 verification is `verify_strict` (RFC 8032 with canonical `S`,
-//!   and `R` and `A` not of small order); small-order and non-canonical
-//!   public keys are rejected when the key is built.
+//! - Ed25519 verification decides exactly as `ed25519-dalek`'s
+//!   `verify_strict` (RFC 8032 with canonical `S` and `R`, `R` and `A` not of
+//!   small order, cofactorless equation), computed without its second point
+//!   conversion (differential tests and a fuzz target keep the decisions
+//!   identical); small-order and non-canonical public keys are rejected when
+//!   the key is built.
 //! - ECDSA signatures must be the 64-byte `r || s` form (RFC 9421 §3.3.4);
 //!   DER is rejected with [`CryptoError::InvalidSignatureEncoding`]. High-S
 //!   signatures are accepted (nothing in RFC 9421 or IEEE P1363 forbids

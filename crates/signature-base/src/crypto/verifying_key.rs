@@ -209,7 +209,7 @@ impl VerifyingKey {
     /// (typically the `alg` parameter, or the JWK's `alg`).
     ///
     /// `signature` is the decoded byte sequence from the `Signature` header:
-    /// exactly 64 bytes for `ed25519` (checked with `verify_strict`) and
+    /// exactly 64 bytes for `ed25519` (decided as `verify_strict` decides) and
     /// `ecdsa-p256-sha256` (`r || s`; high-S accepted), exactly 32 bytes for
     /// `hmac-sha256` (compared in constant time).
     ///
