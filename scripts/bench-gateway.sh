@@ -5,12 +5,15 @@
 #   - `adcp-loadgen bare`: the same axum/hyper stack answering 200 after
 #     reading the body, verifying nothing (the baseline);
 #   - `adcp-loadgen sink`: the gateways' upstream, counting events;
+#   - `adcp-loadgen bare --forward`: the bare server posting each body to
+#     the sink before answering, as the gateway does (the second baseline:
+#     the gateway's work minus the checklist and the stores);
 #   - `adcp-sig gateway --store memory:` and `adcp-sig gateway --store
 #     sqlite:…` in front of the sink, with a fresh seller key;
 # and runs `adcp-loadgen run --max --presign` against each for the same
 # duration and connections (unique events only unless DUPLICATES /
-# TAMPERED say otherwise). Prints req/s, p99 and the ratio gateway / bare,
-# and checks that each gateway forwarded every event exactly once.
+# TAMPERED say otherwise). Prints req/s, p99 and the ratios to both
+# baselines, and checks that each gateway forwarded every event exactly once.
 #
 # Usage: scripts/bench-gateway.sh [SECONDS]      (default 20)
 # Environment: CONNECTIONS (32), BODY_BYTES (200), DUPLICATES (0),
@@ -67,6 +70,8 @@ start bare "$bin/adcp-loadgen" bare --listen 127.0.0.1:0
 bare_url=$URL
 start sink "$bin/adcp-loadgen" sink --listen 127.0.0.1:0
 sink_url=$URL
+start bare-forward "$bin/adcp-loadgen" bare --listen 127.0.0.1:0 --forward "$sink_url/events"
+forward_url=$URL
 
 # run NAME URL REQUESTS [--sink URL]: one timed max-throughput run with
 # REQUESTS presigned, JSON to $out/NAME.json.
@@ -89,7 +94,8 @@ run() {
 # Presign enough requests for the whole duration (a pool that runs out
 # ends the run early; the report's duration says so).
 run bare "$bare_url" $((duration * 50000))
-names=(bare)
+run bare-forward "$forward_url" $((duration * 25000))
+names=(bare bare-forward)
 for store in $stores; do
     case $store in
     memory) store_url=memory: ;;
@@ -108,16 +114,18 @@ for store in $stores; do
 done
 
 bare_rps=$(jq '.requests_per_sec' "$out/bare.json")
+forward_rps=$(jq '.requests_per_sec' "$out/bare-forward.json")
 echo
-printf '%-16s %10s %9s %9s %9s %9s %8s  %s\n' target "req/s" "p50 ms" "p99 ms" "max ms" "secs" ratio verdicts
+printf '%-16s %10s %9s %9s %9s %9s %8s %8s  %s\n' target "req/s" "p50 ms" "p99 ms" "max ms" "secs" "/bare" "/fwd" verdicts
 for name in "${names[@]}"; do
     f="$out/$name.json"
     rps=$(jq '.requests_per_sec' "$f")
     ratio=$(jq -n --argjson a "$rps" --argjson b "$bare_rps" '$a / $b * 100 | floor / 100')
+    ratio_forward=$(jq -n --argjson a "$rps" --argjson b "$forward_rps" '$a / $b * 100 | floor / 100')
     verdicts=$(jq -r 'if all(.verdicts[]; .pass) then "pass" else "FAIL" end' "$f")
-    printf '%-16s %10.0f %9.2f %9.2f %9.1f %9.1f %8s  %s\n' "$name" "$rps" \
+    printf '%-16s %10.0f %9.2f %9.2f %9.1f %9.1f %8s %8s  %s\n' "$name" "$rps" \
         "$(jq '.latency.p50_ms' "$f")" "$(jq '.latency.p99_ms' "$f")" "$(jq '.latency.max_ms' "$f")" \
-        "$(jq '.duration_secs' "$f")" "$ratio" "$verdicts"
+        "$(jq '.duration_secs' "$f")" "$ratio" "$ratio_forward" "$verdicts"
 done
 echo
 echo "($(nproc) CPUs; load generator, servers and sink on one machine, loopback; $connections connections, ${body_bytes}-byte bodies)"

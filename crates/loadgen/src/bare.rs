@@ -1,35 +1,89 @@
-//! The baseline server: the gateway's axum/hyper stack with a handler that
-//! reads the whole body and answers `200`, verifying nothing. The gateway's
-//! throughput is compared with this server's on the same machine.
+//! The baseline servers: the gateway's axum/hyper stack with a handler that
+//! reads the whole body and either answers `200` at once (`bare`) or first
+//! posts the body to an upstream with the same kind of HTTP client the
+//! gateway uses (`bare --forward`), verifying nothing either way. The
+//! gateway's throughput is compared with both on the same machine: the
+//! first is the cheapest possible server, the second does the gateway's
+//! work minus the webhook checklist and the stores.
 
 use crate::Error;
+use axum::extract::State;
 use axum::http::{Method, StatusCode};
 use axum::Router;
 use std::net::SocketAddr;
+use std::time::Duration;
 
-/// Serves the baseline on `listener` until the process stops.
+/// Where a forwarding baseline posts each body, and the client it uses.
+#[derive(Debug, Clone)]
+pub struct Forward {
+    url: reqwest::Url,
+    client: reqwest::Client,
+}
+
+impl Forward {
+    /// A forwarder to `url` with the gateway's client settings (rustls on
+    /// aws-lc-rs, no proxy, no redirects, `timeout` per attempt). No root
+    /// certificates: the baseline forwards to a loopback `http` upstream.
+    ///
+    /// # Errors
+    ///
+    /// The client cannot be built.
+    pub fn new(url: reqwest::Url, timeout: Duration) -> Result<Self, Error> {
+        let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::new(format!("tls: {e}")))?
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        let client = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .build()
+            .map_err(|e| Error::new(format!("http client: {e}")))?;
+        Ok(Self { url, client })
+    }
+}
+
+/// Serves the baseline on `listener` until the process stops; with
+/// `forward`, every body is posted upstream before the answer.
 ///
 /// # Errors
 ///
 /// The server failed.
-pub async fn serve(listener: tokio::net::TcpListener) -> Result<(), Error> {
-    axum::serve(listener, router()).await?;
+pub async fn serve(listener: tokio::net::TcpListener, forward: Option<Forward>) -> Result<(), Error> {
+    axum::serve(listener, router(forward)).await?;
     Ok(())
 }
 
-/// The baseline router: every `POST` has its body read and gets `200`.
-pub fn router() -> Router {
-    Router::new().fallback(handle)
+/// The baseline router: every `POST` has its body read (and forwarded when
+/// `forward` is set) and gets `200`.
+pub fn router(forward: Option<Forward>) -> Router {
+    Router::new().fallback(handle).with_state(forward)
 }
 
-async fn handle(method: Method, body: axum::body::Bytes) -> StatusCode {
+async fn handle(State(forward): State<Option<Forward>>, method: Method, body: axum::body::Bytes) -> StatusCode {
     if method != Method::POST {
         return StatusCode::METHOD_NOT_ALLOWED;
     }
-    // The body is read in full (as the gateway must, to verify it), then
-    // dropped.
-    std::hint::black_box(body.len());
-    StatusCode::OK
+    // The body is read in full (as the gateway must, to verify it).
+    let Some(forward) = forward else {
+        std::hint::black_box(body.len());
+        return StatusCode::OK;
+    };
+    let sent = forward
+        .client
+        .post(forward.url.clone())
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .send()
+        .await;
+    match sent {
+        Ok(response) if response.status().is_success() => StatusCode::OK,
+        _ => StatusCode::BAD_GATEWAY,
+    }
 }
 
 /// Binds `addr` (port 0 for a free port).

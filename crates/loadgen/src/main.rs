@@ -36,6 +36,11 @@ enum Command {
         /// Address to listen on (port 0: a free port, printed on stdout).
         #[arg(long, value_name = "ADDR")]
         listen: SocketAddr,
+        /// Post every body to this upstream before answering (as the
+        /// gateway forwards, minus the checklist and the stores); answers
+        /// 502 when the upstream does not answer 2xx.
+        #[arg(long, value_name = "URL")]
+        forward: Option<reqwest::Url>,
     },
     /// Generate Ed25519 seller keys: the private set for `run --key`, the
     /// public JWKS for `adcp-sig gateway --jwks`.
@@ -168,11 +173,14 @@ async fn dispatch(command: Command) -> Result<ExitCode, Error> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bare { listen } => {
+        Command::Bare { listen, forward } => {
+            let forward = forward
+                .map(|url| adcp_loadgen::bare::Forward::new(url, std::time::Duration::from_secs(10)))
+                .transpose()?;
             let listener = adcp_loadgen::bare::bind(listen).await?;
             announce(listener.local_addr()?)?;
             tokio::select! {
-                r = adcp_loadgen::bare::serve(listener) => r?,
+                r = adcp_loadgen::bare::serve(listener, forward) => r?,
                 _ = tokio::signal::ctrl_c() => {}
             }
             Ok(ExitCode::SUCCESS)

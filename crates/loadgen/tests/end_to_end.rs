@@ -110,3 +110,41 @@ async fn presigned_max_run_against_the_sink() {
     assert_eq!(report.presigned.map(|p| p.0), Some(300));
     sink.shutdown().await.unwrap();
 }
+
+/// The forwarding baseline posts every body to its upstream before it
+/// answers, and answers 502 when the upstream is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarding_baseline_posts_every_body_upstream() {
+    use adcp_loadgen::bare::{self, Forward};
+    let sink = Sink::start("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let forward = Forward::new(sink.url("/events").parse().unwrap(), Duration::from_secs(5)).unwrap();
+    let listener = bare::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(bare::serve(listener, Some(forward)));
+
+    let key = SoftwareSigner::generate(Algorithm::Ed25519, "loadgen-test").unwrap();
+    let mut options = RunOptions::new(vec![format!("http://{addr}/webhooks/adcp")]);
+    options.key = KeySource::Keys(vec![key]);
+    options.pace = Pace::Max;
+    options.presign = true;
+    options.requests = Some(200);
+    options.duration = Duration::from_secs(2);
+    options.connections = 4;
+    options.duplicates = 0.0;
+    options.tampered = 0.0;
+    let report = adcp_loadgen::run::run(options).await.unwrap();
+    assert_eq!(report.ok, 200, "{}", report.render_text());
+    assert_eq!(sink.stats().requests, 200, "every body reached the upstream");
+
+    sink.shutdown().await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"POST /webhooks/adcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+    server.abort();
+}
