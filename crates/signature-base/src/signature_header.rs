@@ -20,6 +20,7 @@ use crate::error::SignatureHeader;
 use crate::message::Message;
 use crate::sf_dictionary::{self, DictionaryError, ErrorKind, RawValue, Span};
 use crate::Error;
+use smallvec::SmallVec;
 
 /// Largest `Signature` (all lines combined) accepted, in bytes.
 pub const MAX_SIGNATURE_LEN: usize = 8 * 1024;
@@ -37,7 +38,8 @@ pub const MAX_SIGNATURE_LEN: usize = 8 * 1024;
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Signatures {
-    members: Vec<(String, String)>,
+    /// Inline for the one member every signer sends.
+    members: SmallVec<[(String, String); 1]>,
 }
 
 impl Signatures {
@@ -57,7 +59,7 @@ impl Signatures {
 
     /// The general path of [`parse`](Self::parse): the whole Dictionary.
     fn parse_dictionary(value: &[u8]) -> Result<Self, Error> {
-        let mut members: Vec<(String, String)> = Vec::new();
+        let mut members: SmallVec<[(String, String); 1]> = SmallVec::new();
         // No member cap: MAX_SIGNATURE_LEN bounds the work.
         for member in sf_dictionary::members(value, usize::MAX) {
             let member = member.map_err(|e| member_error(value, &members, &e))?;
@@ -97,7 +99,7 @@ impl Signatures {
         let label = std::str::from_utf8(label).ok()?.to_owned();
         let token = std::str::from_utf8(token).ok()?.to_owned();
         Some(Signatures {
-            members: vec![(label, token)],
+            members: smallvec::smallvec![(label, token)],
         })
     }
 

@@ -22,6 +22,8 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
+use smallvec::SmallVec;
+
 use crate::error::DuplicateKeys;
 
 /// Hard input length limit that keeps every offset in a `u32`.
@@ -101,7 +103,9 @@ pub(crate) struct ObjectScope {
 #[derive(Debug, Default)]
 pub(crate) struct NameStore {
     arena: Vec<u8>,
-    spans: Vec<Span>,
+    /// Inline for the first 16 names on the path (a webhook body's usual
+    /// count), so typical bodies allocate nothing for them.
+    spans: SmallVec<[Span; 16]>,
     state: Option<RandomState>,
 }
 

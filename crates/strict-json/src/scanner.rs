@@ -9,6 +9,7 @@
 use crate::duplicates::{Name, NameStore, ObjectScope, Source, MAX_INPUT_LEN};
 use crate::error::{DuplicateKeys, StrictJsonError};
 use crate::limits::Limits;
+use smallvec::SmallVec;
 
 /// Largest accepted number magnitude: `f64::MAX` (1.7976931348623157e308)
 /// less a relative margin of about 1e-14; see [`Scanner::number`].
@@ -32,10 +33,11 @@ const STRING_STOP: [bool; 256] = {
     table
 };
 
-/// Container kinds of the open path, one bit per level (1 = object).
+/// Container kinds of the open path, one bit per level (1 = object). The
+/// first 128 levels live inline: typical documents allocate nothing here.
 #[derive(Debug, Default)]
 struct Path {
-    bits: Vec<u64>,
+    bits: SmallVec<[u64; 2]>,
     depth: usize,
 }
 
@@ -71,7 +73,8 @@ pub(crate) struct Scanner<'a> {
     pos: usize,
     limits: &'a Limits,
     path: Path,
-    objects: Vec<ObjectScope>,
+    /// Inline for four nested objects: a webhook body's usual depth.
+    objects: SmallVec<[ObjectScope; 4]>,
     names: NameStore,
     dups: Option<DuplicateKeys>,
 }
@@ -95,7 +98,7 @@ pub(crate) fn scan(json: &[u8], limits: &Limits) -> Result<()> {
         pos: 0,
         limits,
         path: Path::default(),
-        objects: Vec::new(),
+        objects: SmallVec::new(),
         names: NameStore::default(),
         dups: None,
     };

@@ -387,7 +387,8 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             target,
             ..
         } = p;
-        let params = &params;
+        let owned_params = params;
+        let params = &owned_params;
         let keyid = params.keyid().unwrap_or_default();
         // Step 11: content digest over the raw body bytes.
         if params.covers("content-digest") {
@@ -435,14 +436,15 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         // Step 14: body well-formedness, after the nonce is burned.
         self.check_body(msg, keyid, params.nonce().unwrap_or_default())?;
 
+        let keyid = keyid.to_owned();
         Ok(VerifiedSigner {
-            keyid: keyid.to_owned(),
+            keyid,
             agent_url: key.agent_url().to_owned(),
             algorithm,
             created,
             expires,
             nonce,
-            components: params.components().to_vec(),
+            components: owned_params.into_components(),
             target_uri: target.into_string(),
         })
     }

@@ -17,7 +17,7 @@ use support::{message, run_now, Template};
 static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// The most allocations one warm webhook verification may make.
-const BUDGET: usize = 34;
+const BUDGET: usize = 20;
 
 #[test]
 fn a_warm_webhook_verification_stays_within_its_allocation_budget() {

@@ -49,6 +49,16 @@ impl DigestAlgorithm {
         }
     }
 
+    /// Whether `expected` is the digest of `body`, compared in constant
+    /// time (computed on the stack: no allocation).
+    pub(crate) fn matches(self, body: &[u8], expected: &[u8]) -> bool {
+        use subtle::ConstantTimeEq as _;
+        match self {
+            DigestAlgorithm::Sha256 => bool::from(Sha256::digest(body)[..].ct_eq(expected)),
+            DigestAlgorithm::Sha512 => bool::from(Sha512::digest(body)[..].ct_eq(expected)),
+        }
+    }
+
     /// The digest of `body`.
     pub fn compute(self, body: &[u8]) -> Vec<u8> {
         match self {

@@ -28,8 +28,8 @@ pub(super) fn single_member(input: &[u8], decoding: BinaryDecoding) -> Option<Co
         return None;
     }
     Some(ContentDigest {
-        members: vec![DigestMember {
-            key: algorithm.key().to_owned(),
+        members: smallvec::smallvec![DigestMember {
+            key: std::borrow::Cow::Borrowed(algorithm.key()),
             algorithm: Some(algorithm),
             value,
         }],

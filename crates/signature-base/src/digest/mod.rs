@@ -82,6 +82,8 @@ pub use policy::{verify, DigestPolicy, VerifiedDigest};
 
 use crate::encoding::{BinaryDecoding, BinaryEncoding};
 use crate::sf_dictionary::{self, RawMember, RawValue};
+use smallvec::SmallVec;
+use std::borrow::Cow;
 
 /// Longest `Content-Digest` field value accepted, in bytes.
 pub const MAX_FIELD_LEN: usize = 8 * 1024;
@@ -92,7 +94,9 @@ pub const MAX_MEMBERS: usize = 16;
 /// One member of a `Content-Digest` field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DigestMember {
-    key: String,
+    /// Borrowed for the algorithms this crate knows (no allocation on the
+    /// hot path), owned for the others.
+    key: Cow<'static, str>,
     algorithm: Option<DigestAlgorithm>,
     value: Vec<u8>,
 }
@@ -117,7 +121,8 @@ impl DigestMember {
 /// A `Content-Digest` field: its members in field order, keys unique.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContentDigest {
-    members: Vec<DigestMember>,
+    /// Inline for the one member every signer sends.
+    members: SmallVec<[DigestMember; 1]>,
 }
 
 impl ContentDigest {
@@ -169,7 +174,7 @@ impl ContentDigest {
                 });
             }
         }
-        let mut members = Vec::with_capacity(raw.len());
+        let mut members: SmallVec<[DigestMember; 1]> = SmallVec::with_capacity(raw.len());
         for member in &raw {
             // Every value is a byte sequence (checked above).
             let RawValue::ByteSequence(span) = member.value else {
@@ -193,7 +198,11 @@ impl ContentDigest {
                 }
             }
             let algorithm = DigestAlgorithm::from_key(&key);
-            members.push(DigestMember { key, algorithm, value });
+            members.push(DigestMember {
+                key: Cow::Owned(key),
+                algorithm,
+                value,
+            });
         }
         for member in &members {
             if let Some(algorithm) = member.algorithm {
@@ -212,11 +221,11 @@ impl ContentDigest {
     /// The digests of `body` under `algorithms`, in that order; a repeated
     /// algorithm is included once.
     pub fn of_body(body: &[u8], algorithms: &[DigestAlgorithm]) -> Self {
-        let mut members: Vec<DigestMember> = Vec::with_capacity(algorithms.len());
+        let mut members: SmallVec<[DigestMember; 1]> = SmallVec::with_capacity(algorithms.len());
         for &algorithm in algorithms {
             if members.iter().all(|m| m.algorithm != Some(algorithm)) {
                 members.push(DigestMember {
-                    key: algorithm.key().to_owned(),
+                    key: Cow::Borrowed(algorithm.key()),
                     algorithm: Some(algorithm),
                     value: algorithm.compute(body),
                 });

@@ -1,7 +1,7 @@
 //! Verification of a parsed `Content-Digest` against a body:
 //! [`DigestPolicy`], [`verify`] and [`VerifiedDigest`].
 
-use subtle::ConstantTimeEq as _;
+use smallvec::SmallVec;
 
 use super::{ContentDigest, DigestAlgorithm, DigestError};
 
@@ -69,7 +69,8 @@ const fn bit(algorithm: DigestAlgorithm) -> u8 {
 /// Proof that a `Content-Digest` matched a body: the algorithms checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifiedDigest {
-    algorithms: Vec<DigestAlgorithm>,
+    /// At most one entry per algorithm (keys are unique), so inline.
+    algorithms: SmallVec<[DigestAlgorithm; 2]>,
 }
 
 impl VerifiedDigest {
@@ -117,11 +118,10 @@ pub fn verify(digest: &ContentDigest, body: &[u8], policy: &DigestPolicy) -> Res
             present: members.iter().map(|m| m.key().to_owned()).collect(),
         });
     }
-    let mut algorithms = Vec::with_capacity(DigestAlgorithm::ALL.len());
+    let mut algorithms = SmallVec::new();
     for member in members {
         let Some(algorithm) = member.algorithm() else { continue };
-        let expected = algorithm.compute(body);
-        if !bool::from(expected.as_slice().ct_eq(member.value())) {
+        if !algorithm.matches(body, member.value()) {
             return Err(DigestError::Mismatch { algorithm });
         }
         algorithms.push(algorithm);

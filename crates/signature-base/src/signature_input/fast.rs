@@ -8,13 +8,13 @@
 //! accepts, it must parse exactly as the reference does (property test
 //! below).
 
-use super::RawEntry;
+use super::{RawEntries, RawEntry};
 use crate::component::intern_name;
 use crate::sf::{BareValue, Parameters};
 use std::borrow::Cow;
 
 /// Parses `value`, or `None` when the reference parser must decide.
-pub(super) fn parse(value: &[u8]) -> Option<Vec<RawEntry>> {
+pub(super) fn parse(value: &[u8]) -> Option<RawEntries> {
     // Validate once; every position the cursor stops at is then a char
     // boundary (it only ever steps over ASCII bytes).
     let text = std::str::from_utf8(value).ok()?;
@@ -28,7 +28,7 @@ pub(super) fn parse(value: &[u8]) -> Option<Vec<RawEntry>> {
     if p.at_end() {
         return None;
     }
-    let mut entries: Vec<RawEntry> = Vec::with_capacity(1);
+    let mut entries = RawEntries::new();
     loop {
         let label = p.key()?;
         if entries.iter().any(|e| e.label == label) || !p.eat(b'=') {

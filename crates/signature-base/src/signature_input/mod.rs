@@ -22,6 +22,7 @@ use crate::error::SignatureHeader;
 use crate::message::Message;
 use crate::sf::{BareValue, Parameters};
 use crate::Error;
+use smallvec::SmallVec;
 use std::borrow::Cow;
 
 /// Largest `Signature-Input` (all lines combined) accepted, in bytes.
@@ -73,6 +74,11 @@ impl SignatureParams {
     /// Signature parameters, in received order.
     pub fn params(&self) -> &Parameters {
         &self.params
+    }
+
+    /// The covered components, taking them out of the metadata.
+    pub fn into_components(self) -> Vec<ComponentId> {
+        self.components
     }
 
     /// Whether a component with this name (any parameters) is covered.
@@ -211,7 +217,8 @@ impl SignatureParams {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SignatureInput {
-    entries: Vec<SignatureParams>,
+    /// Inline for the one signature every signer sends.
+    entries: SmallVec<[SignatureParams; 1]>,
 }
 
 impl SignatureInput {
@@ -232,7 +239,7 @@ impl SignatureInput {
             Some(raw) => raw,
             None => visitor::parse(value)?,
         };
-        let mut entries = Vec::with_capacity(raw.len());
+        let mut entries = SmallVec::with_capacity(raw.len());
         for r in raw {
             let components = r
                 .components
@@ -304,6 +311,9 @@ impl SignatureInput {
             .join(", ")
     }
 }
+
+/// The members as collected during parsing (inline for one).
+type RawEntries = SmallVec<[RawEntry; 1]>;
 
 /// A member as collected during parsing, validated afterwards.
 #[derive(Debug, PartialEq)]

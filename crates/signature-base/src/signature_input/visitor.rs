@@ -2,7 +2,7 @@
 //! accepts every RFC 8941 form and reports every error, and lets us reject
 //! duplicate labels and parameters (its plain parser keeps the last).
 
-use super::RawEntry;
+use super::{RawEntries, RawEntry};
 use crate::error::SignatureHeader;
 use crate::sf::{BareValue, Parameters};
 use crate::Error;
@@ -10,8 +10,8 @@ use sfv::visitor::{DictionaryVisitor, EntryVisitor, Ignored, InnerListVisitor, I
 use sfv::{BareItemFromInput, KeyRef};
 
 /// Parses `value` into raw members, or the precise error.
-pub(super) fn parse(value: &[u8]) -> Result<Vec<RawEntry>, Error> {
-    let mut raw = Vec::new();
+pub(super) fn parse(value: &[u8]) -> Result<RawEntries, Error> {
+    let mut raw = RawEntries::new();
     let mut fail = None;
     let parsed = sfv::Parser::new(value)
         .with_version(sfv::Version::Rfc8941)
@@ -44,7 +44,7 @@ impl std::fmt::Display for Abort {
 impl std::error::Error for Abort {}
 
 struct DictV<'s> {
-    entries: &'s mut Vec<RawEntry>,
+    entries: &'s mut RawEntries,
     fail: &'s mut Option<Error>,
 }
 
