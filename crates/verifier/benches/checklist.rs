@@ -272,18 +272,28 @@ fn bench_case(c: &mut Criterion, name: &str, case: &Case, bare: &dyn Fn(usize) -
 /// batch times. Batches are short (16 requests, under 1 ms) so most run
 /// without preemption; on a shared machine the low percentiles are the
 /// quiet-machine figures.
+///
+/// Each pair runs at one of [`STACK_SLOTS`] stack depths (128-byte steps
+/// over 4 KiB), both sides at the same one. Where the curve arithmetic's
+/// stack buffers fall relative to cache sets and 4 KiB aliasing moved the
+/// Ed25519 ratio by ±15 % from one process to the next (session 3);
+/// sampling every depth in every process averages that out, as a server
+/// calling the verifier from varying depths does.
 fn interleaved(case: &Case, resolver: &StaticKeyResolver, bare: &dyn Fn(usize) -> bool) -> (f64, f64) {
-    const ROUNDS: usize = 600;
+    const ROUNDS: usize = 640;
     const BATCH: u64 = 16;
     let mut full = Vec::with_capacity(ROUNDS);
     let mut base = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
-        let (f, b) = if round % 2 == 0 {
-            let f = time_checklist(case, resolver, BATCH);
-            (f, time_bare(BATCH, bare))
+        let slot = round % STACK_SLOTS;
+        let checklist = &mut || time_checklist(case, resolver, BATCH);
+        let bare = &mut || time_bare(BATCH, bare);
+        let (f, b) = if round / STACK_SLOTS % 2 == 0 {
+            let f = at_stack_depth(slot, checklist);
+            (f, at_stack_depth(slot, bare))
         } else {
-            let b = time_bare(BATCH, bare);
-            (time_checklist(case, resolver, BATCH), b)
+            let b = at_stack_depth(slot, bare);
+            (at_stack_depth(slot, checklist), b)
         };
         full.push(f.as_secs_f64());
         base.push(b.as_secs_f64());
@@ -293,6 +303,31 @@ fn interleaved(case: &Case, resolver: &StaticKeyResolver, bare: &dyn Fn(usize) -
     full.sort_by(f64::total_cmp);
     base.sort_by(f64::total_cmp);
     (ratios[ROUNDS / 2], full[ROUNDS / 10] / base[ROUNDS / 10])
+}
+
+/// Stack depths [`interleaved`] samples.
+const STACK_SLOTS: usize = 32;
+
+/// Runs `f` with the stack `slot × 128` bytes deeper.
+fn at_stack_depth(slot: usize, f: &mut dyn FnMut() -> Duration) -> Duration {
+    macro_rules! slots {
+        ($($n:literal)*) => {
+            match slot % STACK_SLOTS {
+                $($n => below_pad::<{ $n * 128 }>(f),)*
+                _ => unreachable!("slot is reduced modulo STACK_SLOTS"),
+            }
+        };
+    }
+    slots!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+}
+
+#[inline(never)]
+fn below_pad<const N: usize>(f: &mut dyn FnMut() -> Duration) -> Duration {
+    let pad = [0u8; N];
+    black_box(&pad);
+    let spent = f();
+    black_box(&pad);
+    spent
 }
 
 fn mean_ns(function: &str) -> Option<f64> {
