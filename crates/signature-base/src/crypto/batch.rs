@@ -1,19 +1,18 @@
-//! Batch verification of Ed25519 signatures (`ed25519-dalek`'s
-//! random-linear-combination check), for receivers that verify many
-//! webhooks at once.
+//! Batch verification of Ed25519 signatures (a random linear combination
+//! of the verification equations, as in `ed25519-dalek`'s `verify_batch`),
+//! for receivers that verify many webhooks at once.
 //!
 //! # How the batch check relates to [`VerifyingKey::verify`]
 //!
 //! Single verification decides as `verify_strict`: the cofactorless equation
-//! `[s]B = R + [k]A`, with `s` canonical, `A` not of small order (checked
-//! when the key is loaded) and `R` not of small order. The batch check
-//! draws a random 128-bit coefficient `z_i` per signature (derived from the
-//! batch's own contents) and tests that `Σ z_i([s_i]B − R_i − [k_i]A_i)` is
-//! the identity. This module adds `verify_strict`'s remaining input rules —
-//! canonical `s` (checked by `ed25519-dalek`) and `R` not of small order
-//! (checked here) — so the two differ only when a point carries a
-//! small-order (torsion) component that does not cancel in the single
-//! equation but may in the combination, or the other way round.
+//! `[s]B = R + [k]A`, with `s` canonical, `R` canonical and not of small
+//! order, and `A` not of small order (checked when the key is loaded). The
+//! batch check applies exactly the same input rules to every item, then
+//! draws a random 128-bit coefficient `z_i` per signature (from aws-lc's
+//! CSPRNG) and tests that `Σ z_i([s_i]B − R_i − [k_i]A_i)` is the identity,
+//! with one multi-scalar multiplication. The two therefore differ only when
+//! a point carries a small-order (torsion) component that does not cancel in
+//! the single equation but may in the combination, or the other way round.
 //!
 //! Only the holder of the private key can produce such a signature: for
 //! honestly generated keys and signatures `R = [r]B` and `A = [a]B` have no
@@ -24,9 +23,20 @@
 //! sender authenticity is unaffected. Callers that must give
 //! bit-identical answers to `verify_strict` even for such deliberately
 //! inconsistent signatures must not use the batch path: it is opt-in.
+//!
+//! Why not `ed25519_dalek::verify_batch`: it decompresses every `R` itself,
+//! and the small-order check on `R` that single verification makes needs
+//! the decompressed point too, so calling it meant two decompressions per
+//! item (≈ 15 % of an item's cost). Here each `R` is decompressed once and
+//! the same point goes into the multi-scalar multiplication.
 
+use super::backend::ed25519_equation::y_is_canonical;
 use super::{Algorithm, CryptoError, VerifyingKey};
-use curve25519_dalek::edwards::CompressedEdwardsY;
+use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
+use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::traits::{IsIdentity as _, VartimeMultiscalarMul as _};
+use sha2::{Digest as _, Sha512};
 
 /// One signature in a batch: the key, the signed message (signature base)
 /// and the signature bytes.
@@ -63,10 +73,17 @@ pub fn verify_ed25519_batch(items: &[Ed25519BatchItem<'_>]) -> Result<(), Crypto
     if items.is_empty() {
         return Ok(());
     }
-    let mut messages = Vec::with_capacity(items.len());
-    let mut signatures = Vec::with_capacity(items.len());
-    let mut keys = Vec::with_capacity(items.len());
-    for item in items {
+    let mut randomness = vec![0u8; items.len() * 16];
+    aws_lc_rs::rand::fill(&mut randomness).map_err(|_| CryptoError::RandomnessUnavailable)?;
+
+    // Scalars and points in one order: B, then every R_i, then every A_i.
+    let mut b_coefficient = Scalar::ZERO;
+    let mut scalars = Vec::with_capacity(1 + 2 * items.len());
+    let mut points = Vec::with_capacity(1 + 2 * items.len());
+    scalars.push(Scalar::ZERO);
+    points.push(ED25519_BASEPOINT_POINT);
+    let mut key_terms = Vec::with_capacity(items.len());
+    for (item, z_bytes) in items.iter().zip(randomness.chunks_exact(16)) {
         let Some(key) = item.key.as_ed25519() else {
             return Err(CryptoError::AlgorithmKeyMismatch {
                 algorithm: Algorithm::Ed25519,
@@ -81,19 +98,48 @@ pub fn verify_ed25519_batch(items: &[Ed25519BatchItem<'_>]) -> Result<(), Crypto
                 expected: 64,
                 actual: item.signature.len(),
             })?;
-        let signature = ed25519_dalek::Signature::from_bytes(bytes);
-        // verify_strict refuses a small-order R; so does the batch.
-        let r_small_order = CompressedEdwardsY(*signature.r_bytes())
-            .decompress()
-            .is_none_or(|r| r.is_small_order());
-        if r_small_order {
+        let (r_half, s_half) = bytes.split_at(32);
+        let mut r_bytes = [0u8; 32];
+        r_bytes.copy_from_slice(r_half);
+        let mut s_bytes = [0u8; 32];
+        s_bytes.copy_from_slice(s_half);
+        // The input rules of single verification, item by item.
+        let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes)).ok_or(CryptoError::VerificationFailed)?;
+        if !y_is_canonical(&r_bytes) {
             return Err(CryptoError::VerificationFailed);
         }
-        messages.push(item.message);
-        signatures.push(signature);
-        keys.push(*key.dalek());
+        let r = CompressedEdwardsY(r_bytes)
+            .decompress()
+            .filter(|r| !r.is_small_order())
+            .ok_or(CryptoError::VerificationFailed)?;
+
+        let dalek = key.dalek();
+        let mut hash = Sha512::new();
+        hash.update(r_bytes);
+        hash.update(dalek.as_bytes());
+        hash.update(item.message);
+        let k = Scalar::from_bytes_mod_order_wide(&hash.finalize().into());
+
+        let mut z = [0u8; 16];
+        z.copy_from_slice(z_bytes);
+        let z = Scalar::from(u128::from_le_bytes(z));
+        b_coefficient += z * s;
+        scalars.push(z);
+        points.push(r);
+        key_terms.push((z * k, dalek.to_edwards()));
     }
-    ed25519_dalek::verify_batch(&messages, &signatures, &keys).map_err(|_| CryptoError::VerificationFailed)
+    for (scalar, point) in key_terms {
+        scalars.push(scalar);
+        points.push(point);
+    }
+    scalars[0] = -b_coefficient;
+
+    let sum = EdwardsPoint::vartime_multiscalar_mul(&scalars, &points);
+    if sum.is_identity() {
+        Ok(())
+    } else {
+        Err(CryptoError::VerificationFailed)
+    }
 }
 
 #[cfg(test)]
@@ -163,5 +209,59 @@ mod tests {
             verify_ed25519_batch(&[wrong]),
             Err(CryptoError::AlgorithmKeyMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn refuses_a_non_canonical_r_like_single_verification() {
+        let (key, mut sig) = signed(11, b"m");
+        // y = p + 2 (decompresses to the point with y = 2 if it exists;
+        // either way single verification refuses the encoding).
+        let mut r = [0xff; 32];
+        r[0] = 0xef;
+        r[31] = 0x7f;
+        sig[..32].copy_from_slice(&r);
+        let item = Ed25519BatchItem {
+            key: &key,
+            message: b"m",
+            signature: &sig,
+        };
+        assert!(key.verify(Algorithm::Ed25519, b"m", &sig).is_err());
+        assert_eq!(verify_ed25519_batch(&[item]), Err(CryptoError::VerificationFailed));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The batch accepts exactly when every item verifies on its own,
+        /// for honest signatures with at most one byte of one item changed
+        /// (message, signature or nothing).
+        #[test]
+        fn agrees_with_single_verification(
+            n in 1usize..10,
+            seed in proptest::prelude::any::<u8>(),
+            tamper in proptest::option::of((0usize..10, 0usize..104, proptest::prelude::any::<u8>())),
+        ) {
+            let messages: Vec<Vec<u8>> = (0..n).map(|i| vec![seed ^ i as u8; 40]).collect();
+            let mut pairs: Vec<(VerifyingKey, Vec<u8>)> =
+                (0..n).map(|i| signed(seed.wrapping_add(i as u8 % 3), &messages[i])).collect();
+            let mut messages = messages;
+            if let Some((which, at, value)) = tamper {
+                let which = which % n;
+                if at < 64 {
+                    pairs[which].1[at] = value;
+                } else {
+                    messages[which][at - 64] = value;
+                }
+            }
+            let items: Vec<_> = pairs
+                .iter()
+                .zip(&messages)
+                .map(|((key, signature), message)| Ed25519BatchItem { key, message, signature })
+                .collect();
+            let every_one = items
+                .iter()
+                .all(|i| i.key.verify(Algorithm::Ed25519, i.message, i.signature).is_ok());
+            proptest::prop_assert_eq!(verify_ed25519_batch(&items).is_ok(), every_one);
+        }
     }
 }
