@@ -128,7 +128,8 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     }
 
     /// Verifies many requests, checking their Ed25519 signatures together
-    /// (`ed25519-dalek` batch verification) — opt-in, for queue consumers
+    /// (one random linear combination of their equations, see
+    /// `adcp_sigbase::crypto::verify_ed25519_batch`) — opt-in, for queue consumers
     /// and gateways under load. Results are in input order.
     ///
     /// Each request goes through the same checklist as [`Self::verify`],
