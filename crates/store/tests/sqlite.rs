@@ -298,3 +298,263 @@ fn works_without_a_tokio_runtime() {
         std::task::Poll::Pending => panic!("inline call should complete"),
     }
 }
+
+// Group commit: one writer thread runs the operations of concurrent callers
+// in shared transactions.
+
+fn replay_key<'a>(keyid: &'a str, nonce: &'a [u8]) -> adcp_verify::replay::ReplayKey<'a> {
+    adcp_verify::replay::ReplayKey {
+        keyid,
+        nonce,
+        scope: None,
+    }
+}
+
+fn key(idempotency_key: &str) -> SenderKey<'_> {
+    SenderKey {
+        sender: SELLER,
+        idempotency_key,
+    }
+}
+
+/// Runs a store call outside any runtime: it blocks until the writer
+/// answered, so the future is ready on its first poll.
+fn now<F: std::future::Future>(fut: F) -> F::Output {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(fut).poll(&mut cx) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("a call outside a runtime should complete inline"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_claims_and_inserts_are_each_answered_once_and_survive_reopening() {
+    const CALLS: usize = 2_000;
+    const KEYS: usize = 500;
+    let dir = TempDir::new();
+    let path = dir.path().join("db.sqlite");
+    let store = Arc::new(SqliteStore::open(&path, SqliteOptions::default()).unwrap());
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..CALLS {
+        let store = Arc::clone(&store);
+        tasks.spawn(async move {
+            let k = format!("whk_{}", i % KEYS);
+            let claim = store.claim(key(&k), FP, NOW).await.unwrap();
+            let nonce = format!("n_{}", i % KEYS);
+            let insert = store
+                .insert(replay_key("k", nonce.as_bytes()), NOW + 360, NOW)
+                .await
+                .unwrap();
+            (i, claim, insert)
+        });
+    }
+    let mut answered = vec![false; CALLS];
+    let mut winners = std::collections::HashSet::new();
+    let mut inserted = std::collections::HashSet::new();
+    while let Some(done) = tasks.join_next().await {
+        let (i, claim, insert) = done.unwrap();
+        assert!(!std::mem::replace(&mut answered[i], true));
+        match claim {
+            ClaimOutcome::Claimed(c) => {
+                assert_eq!(c.attempt, 1);
+                assert!(winners.insert(i % KEYS), "two winners for key {}", i % KEYS);
+            }
+            ClaimOutcome::InProgress { lease_expires_at } => assert!(lease_expires_at > NOW),
+            other => panic!("unexpected {other:?}"),
+        }
+        match insert {
+            adcp_verify::replay::InsertOutcome::Inserted => {
+                assert!(inserted.insert(i % KEYS), "nonce {} inserted twice", i % KEYS);
+            }
+            adcp_verify::replay::InsertOutcome::Replayed => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(answered.iter().all(|a| *a));
+    assert_eq!(winners.len(), KEYS);
+    assert_eq!(inserted.len(), KEYS);
+    assert_eq!(store.sender_len(SELLER, NOW).await.unwrap(), KEYS as u64);
+    drop(store);
+    // Every acknowledged write is in the file.
+    let reopened = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    for i in 0..KEYS {
+        let k = format!("whk_{i}");
+        assert!(matches!(
+            reopened.claim(key(&k), FP, NOW + 1).await.unwrap(),
+            ClaimOutcome::InProgress { .. }
+        ));
+        let nonce = format!("n_{i}");
+        assert!(reopened
+            .contains(replay_key("k", nonce.as_bytes()), NOW + 1)
+            .await
+            .unwrap());
+    }
+}
+
+/// Holds the SQLite write lock from another connection, as another process
+/// sharing the file would; the store's writer waits for it.
+fn lock_file(path: &Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    conn
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_failing_inside_a_batch_fails_alone() {
+    const BIG: usize = 5_000; // larger than a page: needs new pages
+    let dir = TempDir::new();
+    let path = dir.path().join("small.sqlite");
+    let options = SqliteOptions {
+        max_db_bytes: Some(256 * 1024),
+        ..SqliteOptions::default()
+    };
+    let store = Arc::new(SqliteStore::open(&path, options).unwrap());
+    let ClaimOutcome::Claimed(pre) = store.claim(key("whk_pre"), FP, NOW).await.unwrap() else {
+        panic!()
+    };
+    // Fill the file up to its ceiling with large replay entries.
+    let mut full = false;
+    for i in 0..1_000u32 {
+        let nonce = [&i.to_be_bytes()[..], &[1; BIG]].concat();
+        if store.insert(replay_key("k", &nonce), NOW + 360, NOW).await.is_err() {
+            full = true;
+            break;
+        }
+    }
+    assert!(full, "the ceiling is reached");
+    // Queue small writes (they fit in the idempotency tables' pages) and
+    // large inserts (they need pages the ceiling refuses), interleaved,
+    // behind a held lock so that they are drained as one batch.
+    let locker = lock_file(&path);
+    let blocker = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.lookup(key("whk_pre"), NOW).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let mut claims = Vec::new();
+    let mut inserts = Vec::new();
+    for i in 0..10u32 {
+        let store_c = Arc::clone(&store);
+        claims.push(tokio::spawn(async move {
+            let k = format!("whk_ok_{i}");
+            store_c.claim(key(&k), FP, NOW).await
+        }));
+        let store_i = Arc::clone(&store);
+        inserts.push(tokio::spawn(async move {
+            let nonce = [&(10_000 + i).to_be_bytes()[..], &[2; BIG]].concat();
+            store_i.insert(replay_key("k", &nonce), NOW + 360, NOW).await
+        }));
+    }
+    let completed = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.complete(key("whk_pre"), pre.token, NOW).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    locker.execute_batch("ROLLBACK").unwrap();
+    drop(locker);
+    assert!(blocker.await.unwrap().unwrap().is_some());
+    for claim in claims {
+        assert!(matches!(claim.await.unwrap(), Ok(ClaimOutcome::Claimed(_))));
+    }
+    for insert in inserts {
+        assert!(
+            insert.await.unwrap().is_err(),
+            "an insert beyond the ceiling fails closed"
+        );
+    }
+    completed.await.unwrap().unwrap();
+    drop(store);
+    // The writes acknowledged next to the failures are durable.
+    let reopened = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    for i in 0..10u32 {
+        let k = format!("whk_ok_{i}");
+        assert!(reopened.lookup(key(&k), NOW).await.unwrap().is_some(), "{k}");
+    }
+    assert_eq!(
+        reopened.claim(key("whk_pre"), FP, NOW + 1).await.unwrap(),
+        ClaimOutcome::Completed
+    );
+}
+
+#[tokio::test]
+async fn a_write_lock_held_past_the_busy_timeout_fails_closed_then_recovers() {
+    let dir = TempDir::new();
+    let path = dir.path().join("db.sqlite");
+    let options = SqliteOptions {
+        busy_timeout: std::time::Duration::from_millis(200),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open(&path, options).unwrap();
+    let locker = lock_file(&path);
+    let (a, b) = tokio::join!(
+        store.claim(key("whk_a"), FP, NOW),
+        store.insert(replay_key("k", b"n"), NOW + 360, NOW)
+    );
+    assert!(a.unwrap_err().is_retryable());
+    assert!(b.is_err());
+    drop(locker);
+    assert!(matches!(
+        store.claim(key("whk_a"), FP, NOW).await.unwrap(),
+        ClaimOutcome::Claimed(_)
+    ));
+}
+
+#[tokio::test]
+async fn dropping_the_last_clone_closes_the_database() {
+    let dir = TempDir::new();
+    let path = dir.path().join("db.sqlite");
+    let wal = dir.path().join("db.sqlite-wal");
+    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let clone = store.clone();
+    assert!(matches!(
+        store.claim(key("whk_a"), FP, NOW).await.unwrap(),
+        ClaimOutcome::Claimed(_)
+    ));
+    // Queued, then abandoned by its caller: still applied before the close.
+    {
+        let mut queued = std::pin::pin!(clone.claim(key("whk_b"), FP, NOW));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let _ = std::future::Future::poll(queued.as_mut(), &mut cx);
+    }
+    drop(store);
+    assert!(wal.exists(), "a clone is alive: its writer holds the database open");
+    drop(clone);
+    // SQLite checkpoints and deletes the WAL when its last connection
+    // closes: the writer thread has closed the connection when the drop
+    // returns.
+    assert!(!wal.exists(), "the writer thread still holds the database");
+    let reopened = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    assert!(reopened.lookup(key("whk_b"), NOW).await.unwrap().is_some());
+}
+
+#[test]
+fn plain_threads_share_the_writer_without_a_runtime() {
+    let dir = TempDir::new();
+    let store = SqliteStore::open(dir.path().join("db.sqlite"), SqliteOptions::default()).unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let mut wins = 0;
+                for i in 0..50 {
+                    let k = format!("whk_{}", (i + t * 7) % 100);
+                    match now(store.claim(key(&k), FP, NOW)).unwrap() {
+                        ClaimOutcome::Claimed(c) => {
+                            now(store.complete(key(&k), c.token, NOW)).unwrap();
+                            wins += 1;
+                        }
+                        ClaimOutcome::InProgress { .. } | ClaimOutcome::Completed => {}
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+                wins
+            })
+        })
+        .collect();
+    let wins: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    let claimed = (0..8).flat_map(|t| (0..50).map(move |i| (i + t * 7) % 100));
+    let distinct: std::collections::HashSet<_> = claimed.collect();
+    assert_eq!(wins, distinct.len());
+    assert_eq!(now(store.sender_len(SELLER, NOW)).unwrap(), distinct.len() as u64);
+    assert_eq!(now(store.purge_expired(NOW + DAY_PLUS)).unwrap(), distinct.len() as u64);
+}

@@ -3,12 +3,20 @@
 //!
 //! One database file holds both the transport replay cache and the
 //! idempotency keyspace. Durability: the database runs in WAL mode with
-//! `synchronous=FULL`, so every acknowledged write (an `Inserted` replay
-//! entry, a claim, a completion) is fsynced before the call returns and
-//! survives `kill -9` and power loss. Every write is one `BEGIN IMMEDIATE`
-//! transaction, so several processes may share one file safely (they
-//! serialize on SQLite's write lock, waiting up to
-//! [`SqliteOptions::busy_timeout`]).
+//! `synchronous=FULL`, and a call returns only after the transaction
+//! holding its write committed, so every acknowledged write (an `Inserted`
+//! replay entry, a claim, a completion) is fsynced before the call returns
+//! and survives `kill -9` and power loss.
+//!
+//! Group commit: one writer thread per store owns the connection and runs
+//! every operation, reads included, in arrival order. It batches the
+//! operations queued at the same moment (up to 256) into one
+//! `BEGIN IMMEDIATE` transaction, each in a savepoint of its own (an
+//! operation that fails is rolled back and fails alone), and commits once,
+//! so concurrent callers share one fsync; each operation sees the effects
+//! of the ones before it, as if it ran alone. Several processes may share
+//! one file safely: they serialize on SQLite's write lock (the transactions
+//! are `BEGIN IMMEDIATE`), waiting up to [`SqliteOptions::busy_timeout`].
 //!
 //! Expiry is by indexed timestamp: each write first deletes the rows that
 //! expired before `now`. Live-entry counts for the caps are kept in counter
@@ -17,8 +25,13 @@
 //! are reused, and [`SqliteOptions::max_db_bytes`] sets a hard ceiling
 //! (writes beyond it fail closed).
 //!
-//! Blocking SQLite calls run on tokio's blocking pool
-//! (`spawn_blocking`); outside a tokio runtime they run inline.
+//! Calls from a tokio runtime await the writer's answer without blocking a
+//! worker; outside a runtime they block the calling thread until it
+//! arrives. Dropping the last clone of a store lets the writer finish the
+//! queued operations, then closes the database and joins the thread.
+
+mod schema;
+mod writer;
 
 use crate::idempotency::{
     plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ConfigError, Fingerprint,
@@ -26,63 +39,12 @@ use crate::idempotency::{
 };
 use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// The schema version this crate writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 1;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS adcp_replay (
-    keyid TEXT NOT NULL,
-    scoped INTEGER NOT NULL,
-    scope TEXT NOT NULL,
-    nonce BLOB NOT NULL,
-    expires_at INTEGER NOT NULL,
-    PRIMARY KEY (keyid, scoped, scope, nonce)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS adcp_replay_expires ON adcp_replay (expires_at);
-CREATE TABLE IF NOT EXISTS adcp_replay_counts (keyid TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS adcp_replay_total (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
-INSERT OR IGNORE INTO adcp_replay_total (id, n) VALUES (0, 0);
-CREATE TRIGGER IF NOT EXISTS adcp_replay_ins AFTER INSERT ON adcp_replay BEGIN
-    INSERT INTO adcp_replay_counts (keyid, n) VALUES (NEW.keyid, 1)
-        ON CONFLICT (keyid) DO UPDATE SET n = n + 1;
-    UPDATE adcp_replay_total SET n = n + 1 WHERE id = 0;
-END;
-CREATE TRIGGER IF NOT EXISTS adcp_replay_del AFTER DELETE ON adcp_replay BEGIN
-    UPDATE adcp_replay_counts SET n = n - 1 WHERE keyid = OLD.keyid;
-    DELETE FROM adcp_replay_counts WHERE keyid = OLD.keyid AND n <= 0;
-    UPDATE adcp_replay_total SET n = n - 1 WHERE id = 0;
-END;
-
-CREATE TABLE IF NOT EXISTS adcp_idempotency (
-    sender TEXT NOT NULL,
-    key TEXT NOT NULL,
-    fingerprint BLOB NOT NULL,
-    completed INTEGER NOT NULL,
-    token INTEGER NOT NULL,
-    attempt INTEGER NOT NULL,
-    lease_expires_at INTEGER NOT NULL,
-    completed_at INTEGER NOT NULL,
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
-    PRIMARY KEY (sender, key)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS adcp_idempotency_expires ON adcp_idempotency (expires_at);
-CREATE TABLE IF NOT EXISTS adcp_idempotency_counts (sender TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS adcp_idempotency_ins AFTER INSERT ON adcp_idempotency BEGIN
-    INSERT INTO adcp_idempotency_counts (sender, n) VALUES (NEW.sender, 1)
-        ON CONFLICT (sender) DO UPDATE SET n = n + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS adcp_idempotency_del AFTER DELETE ON adcp_idempotency BEGIN
-    UPDATE adcp_idempotency_counts SET n = n - 1 WHERE sender = OLD.sender;
-    DELETE FROM adcp_idempotency_counts WHERE sender = OLD.sender AND n <= 0;
-END;
-";
+use writer::Writer;
 
 /// Settings of a [`SqliteStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,8 +56,8 @@ pub struct SqliteOptions {
     /// Hard ceiling on the database file (`PRAGMA max_page_count`); writes
     /// beyond it fail closed. `None`: no ceiling beyond the row caps.
     pub max_db_bytes: Option<u64>,
-    /// How long a write waits for another process's write lock before
-    /// failing closed (`PRAGMA busy_timeout`).
+    /// How long the writer waits for another process's write lock before
+    /// failing closed every operation of its batch (`PRAGMA busy_timeout`).
     pub busy_timeout: Duration,
 }
 
@@ -114,7 +76,8 @@ impl Default for SqliteOptions {
 /// See the [module docs](self) for durability and expiry.
 #[derive(Clone)]
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    /// Shared by the clones; the last one dropped stops the writer thread.
+    writer: Arc<Writer>,
     options: SqliteOptions,
     path: PathBuf,
 }
@@ -134,50 +97,19 @@ fn backend(e: impl fmt::Display) -> ConfigError {
 
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path`, sets WAL and
-    /// `synchronous=FULL`, and applies the schema. Blocking; call it at
-    /// start-up or via [`open_async`](Self::open_async).
+    /// `synchronous=FULL`, applies the schema and starts the store's writer
+    /// thread. Blocking; call it at start-up or via
+    /// [`open_async`](Self::open_async).
     pub fn open(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, ConfigError> {
         options.idempotency.validate()?;
         let path = path.as_ref().to_path_buf();
         let conn = Connection::open(&path).map_err(backend)?;
-        conn.busy_timeout(options.busy_timeout).map_err(backend)?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .map_err(backend)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(backend(format!("journal_mode is {mode}, WAL required")));
-        }
-        conn.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
-        let synchronous: i64 = conn
-            .query_row("PRAGMA synchronous", [], |row| row.get(0))
-            .map_err(backend)?;
-        if synchronous < 2 {
-            return Err(backend("synchronous=FULL was not applied"));
-        }
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(backend)?;
-        if version > SCHEMA_VERSION {
-            return Err(backend(format!(
-                "schema version {version} is newer than this build understands ({SCHEMA_VERSION})"
-            )));
-        }
-        conn.execute_batch(SCHEMA).map_err(backend)?;
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-            .map_err(backend)?;
-        if let Some(bytes) = options.max_db_bytes {
-            let page_size: i64 = conn
-                .query_row("PRAGMA page_size", [], |row| row.get(0))
-                .map_err(backend)?;
-            let pages = i64::try_from(bytes).unwrap_or(i64::MAX) / page_size.max(1);
-            let _: i64 = conn
-                .query_row(&format!("PRAGMA max_page_count = {}", pages.max(1)), [], |row| {
-                    row.get(0)
-                })
-                .map_err(backend)?;
-        }
+        schema::prepare(&conn, &options)?;
+        // Room for every statement of the store (see `exec`) and the writer.
+        conn.set_prepared_statement_cache_capacity(32);
+        let writer = Writer::start(conn).map_err(backend)?;
         Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
+            writer: Arc::new(writer),
             options,
             path,
         })
@@ -208,35 +140,49 @@ impl SqliteStore {
     /// lazily anyway; an idle receiver can call it from a timer.
     pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         self.run(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let replay = tx.execute("DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
-            let idem = tx.execute("DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
-            tx.commit()?;
+            let replay = exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
+            let idem = exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
             Ok((replay + idem) as u64)
         })
         .await
         .map_err(StoreError)
     }
 
-    /// Runs `f` with the connection off the async runtime.
+    /// Runs `f` on the writer thread, inside a batch transaction and a
+    /// savepoint of its own, and returns its result once the batch
+    /// committed. `f` may run more than once (a failure of another
+    /// operation can roll the batch back before the commit); only its last
+    /// run counts.
     async fn run<T, F>(&self, f: F) -> Result<T, String>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        let job = move || {
-            let mut guard = conn.lock().map_err(|_| "sqlite store lock poisoned".to_owned())?;
-            f(&mut guard).map_err(|e| format!("sqlite: {e}"))
+        let answer = self.writer.submit(f)?;
+        let answer = if tokio::runtime::Handle::try_current().is_ok() {
+            answer.await
+        } else {
+            answer.blocking_recv()
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => handle
-                .spawn_blocking(job)
-                .await
-                .map_err(|e| format!("sqlite worker failed: {e}"))?,
-            Err(_) => job(),
-        }
+        answer.map_err(|_| writer::stopped())?
     }
+}
+
+/// Runs `sql` from the connection's statement cache: the writer thread
+/// runs the same dozen statements all day, parsing them once saves it
+/// time per operation.
+fn exec(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
+}
+
+/// The one row `sql` returns, through the statement cache (see [`exec`]).
+fn row<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.prepare_cached(sql)?.query_row(params, f)
 }
 
 fn scope_columns(key: ReplayKey<'_>) -> (i64, String) {
@@ -247,9 +193,12 @@ fn scope_columns(key: ReplayKey<'_>) -> (i64, String) {
 }
 
 fn keyid_count(conn: &Connection, keyid: &str) -> rusqlite::Result<u64> {
-    conn.query_row("SELECT n FROM adcp_replay_counts WHERE keyid = ?1", [keyid], |row| {
-        row.get::<_, i64>(0)
-    })
+    row(
+        conn,
+        "SELECT n FROM adcp_replay_counts WHERE keyid = ?1",
+        [keyid],
+        |row| row.get::<_, i64>(0),
+    )
     .optional()
     .map(|n| n.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
 }
@@ -264,11 +213,8 @@ impl ReplayStore for SqliteStore {
         let keyid = keyid.to_owned();
         let cap = as_count(self.options.replay_limits.per_keyid_cap);
         self.run(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute("DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
-            let count = keyid_count(&tx, &keyid)?;
-            tx.commit()?;
-            Ok(count >= cap)
+            exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
+            Ok(keyid_count(conn, &keyid)? >= cap)
         })
         .await
         .map_err(StoreError)
@@ -279,7 +225,8 @@ impl ReplayStore for SqliteStore {
         let nonce = key.nonce.to_vec();
         let (scoped, scope) = scope_columns(key);
         self.run(move |conn| {
-            conn.query_row(
+            row(
+                conn,
                 "SELECT expires_at FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
                 params![keyid, scoped, scope, nonce],
                 |row| row.get::<_, i64>(0),
@@ -297,34 +244,33 @@ impl ReplayStore for SqliteStore {
         let (scoped, scope) = scope_columns(key);
         let limits = self.options.replay_limits;
         self.run(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute("DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
-            let held = tx
-                .query_row(
-                    "SELECT 1 FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
-                    params![keyid, scoped, scope, nonce],
-                    |_| Ok(()),
-                )
-                .optional()?;
+            exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
+            let held = row(
+                conn,
+                "SELECT 1 FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
+                params![keyid, scoped, scope, nonce],
+                |_| Ok(()),
+            )
+            .optional()?;
             let outcome = if held.is_some() {
                 InsertOutcome::Replayed
             } else if expires_at < now {
                 InsertOutcome::Inserted
-            } else if keyid_count(&tx, &keyid)? >= as_count(limits.per_keyid_cap) {
+            } else if keyid_count(conn, &keyid)? >= as_count(limits.per_keyid_cap) {
                 InsertOutcome::KeyidCapReached
-            } else if tx.query_row("SELECT n FROM adcp_replay_total WHERE id = 0", [], |row| {
+            } else if row(conn, "SELECT n FROM adcp_replay_total WHERE id = 0", [], |row| {
                 row.get::<_, i64>(0)
             })? >= i64::try_from(limits.aggregate_cap).unwrap_or(i64::MAX)
             {
                 InsertOutcome::AggregateCapReached
             } else {
-                tx.execute(
+                exec(
+                    conn,
                     "INSERT INTO adcp_replay (keyid, scoped, scope, nonce, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![keyid, scoped, scope, nonce, expires_at],
                 )?;
                 InsertOutcome::Inserted
             };
-            tx.commit()?;
             Ok(outcome)
         })
         .await
@@ -343,30 +289,29 @@ fn unavailable(e: String) -> IdempotencyError {
     IdempotencyError::Unavailable(e)
 }
 
-/// One claim inside the caller's write transaction.
+/// One claim, inside the writer's batch transaction.
 fn claim_in(
-    tx: &rusqlite::Transaction<'_>,
+    conn: &Connection,
     sender: &str,
     idem_key: &str,
     fingerprint: &[u8],
     config: &IdempotencyConfig,
     now: i64,
 ) -> rusqlite::Result<ClaimOutcome> {
-    let existing = tx
-        .query_row(SELECT_RECORD, params![sender, idem_key, now], read_record)
-        .optional()?;
-    let sender_live = tx
-        .query_row(
-            "SELECT n FROM adcp_idempotency_counts WHERE sender = ?1",
-            [sender],
-            |row| row.get::<_, i64>(0),
-        )
-        .optional()?
-        .map_or(0, |n| u64::try_from(n).unwrap_or(0));
+    let existing = row(conn, SELECT_RECORD, params![sender, idem_key, now], read_record).optional()?;
+    let sender_live = row(
+        conn,
+        "SELECT n FROM adcp_idempotency_counts WHERE sender = ?1",
+        [sender],
+        |row| row.get::<_, i64>(0),
+    )
+    .optional()?
+    .map_or(0, |n| u64::try_from(n).unwrap_or(0));
     let outcome = match plan_claim(existing.as_ref(), fingerprint, sender_live, config, now) {
         ClaimStep::Answer(outcome) => outcome,
         ClaimStep::Write(write) if write.takeover => {
-            tx.execute(
+            exec(
+                conn,
                 "UPDATE adcp_idempotency SET token = ?3, attempt = ?4, lease_expires_at = ?5,
                         expires_at = MAX(expires_at, ?6)
                      WHERE sender = ?1 AND key = ?2",
@@ -382,7 +327,8 @@ fn claim_in(
             write.outcome()
         }
         ClaimStep::Write(write) => {
-            tx.execute(
+            exec(
+                conn,
                 "INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
                         lease_expires_at, completed_at, created_at, expires_at)
                      VALUES (?1, ?2, ?3, 0, 1, 1, ?4, 0, ?5, ?6)",
@@ -421,18 +367,16 @@ impl IdempotencyStore for SqliteStore {
         let fingerprint = fingerprint.0.to_vec();
         let config = self.options.idempotency;
         self.run(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute("DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
-            let outcome = claim_in(&tx, &sender, &idem_key, &fingerprint, &config, now)?;
-            tx.commit()?;
-            Ok(outcome)
+            exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
+            claim_in(conn, &sender, &idem_key, &fingerprint, &config, now)
         })
         .await
         .map_err(unavailable)
     }
 
-    /// All requests in one transaction, so one fsync acknowledges the whole
-    /// batch; if the transaction fails, none of it is applied and every
+    /// All requests in one operation of the writer (one savepoint of a batch
+    /// transaction), so one fsync acknowledges the whole batch and no other
+    /// operation interleaves; if it fails, none of it is applied and every
     /// request answers `Unavailable`.
     async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
         let owned: Vec<Option<(String, String, Vec<u8>)>> = requests
@@ -453,13 +397,11 @@ impl IdempotencyStore for SqliteStore {
             Ok(Vec::new())
         } else {
             self.run(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                tx.execute("DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
+                exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
                 let mut answers = Vec::with_capacity(owned.len());
                 for (sender, key, fingerprint) in owned.iter().flatten() {
-                    answers.push(claim_in(&tx, sender, key, fingerprint, &config, now)?);
+                    answers.push(claim_in(conn, sender, key, fingerprint, &config, now)?);
                 }
-                tx.commit()?;
                 Ok(answers)
             })
             .await
@@ -499,24 +441,23 @@ impl IdempotencyStore for SqliteStore {
         let window = self.options.idempotency.window_secs;
         let owned = self
             .run(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let updated = tx.execute(
+                let updated = exec(
+                    conn,
                     "UPDATE adcp_idempotency SET completed = 1, completed_at = ?4,
                         expires_at = MAX(expires_at, ?5)
                      WHERE sender = ?1 AND key = ?2 AND token = ?3 AND completed = 0 AND expires_at >= ?4",
                     params![sender, idem_key, token.0, now, now.saturating_add(window)],
                 )?;
                 let owned = updated == 1
-                    || tx
-                        .query_row(
-                            "SELECT 1 FROM adcp_idempotency
+                    || row(
+                        conn,
+                        "SELECT 1 FROM adcp_idempotency
                              WHERE sender = ?1 AND key = ?2 AND token = ?3 AND completed = 1 AND expires_at >= ?4",
-                            params![sender, idem_key, token.0, now],
-                            |_| Ok(()),
-                        )
-                        .optional()?
-                        .is_some();
-                tx.commit()?;
+                        params![sender, idem_key, token.0, now],
+                        |_| Ok(()),
+                    )
+                    .optional()?
+                    .is_some();
                 Ok(owned)
             })
             .await
@@ -533,7 +474,8 @@ impl IdempotencyStore for SqliteStore {
         let idem_key = key.idempotency_key.to_owned();
         let deleted = self
             .run(move |conn| {
-                conn.execute(
+                exec(
+                    conn,
                     "DELETE FROM adcp_idempotency
                      WHERE sender = ?1 AND key = ?2 AND token = ?3 AND completed = 0 AND expires_at >= ?4",
                     params![sender, idem_key, token.0, now],
@@ -551,18 +493,16 @@ impl IdempotencyStore for SqliteStore {
     async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
         let sender = key.sender.to_owned();
         let idem_key = key.idempotency_key.to_owned();
-        self.run(move |conn| {
-            conn.query_row(SELECT_RECORD, params![sender, idem_key, now], read_record)
-                .optional()
-        })
-        .await
-        .map_err(unavailable)
+        self.run(move |conn| row(conn, SELECT_RECORD, params![sender, idem_key, now], read_record).optional())
+            .await
+            .map_err(unavailable)
     }
 
     async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
         let sender = sender.to_owned();
         self.run(move |conn| {
-            conn.query_row(
+            row(
+                conn,
                 "SELECT COUNT(*) FROM adcp_idempotency WHERE sender = ?1 AND expires_at >= ?2",
                 params![sender, now],
                 |row| row.get::<_, i64>(0),

@@ -1,0 +1,358 @@
+//! Group commit: one thread owns the connection and runs every operation,
+//! many per transaction.
+//!
+//! With `synchronous=FULL` each commit costs an fsync, and the fsync, not
+//! the SQL, bounds a store that commits once per operation. The writer
+//! takes one job (blocking), drains whatever else is already queued (up to
+//! [`MAX_BATCH`] jobs), runs them in arrival order inside one
+//! `BEGIN IMMEDIATE` transaction, each in a savepoint of its own, and
+//! commits once. Callers are answered only after that commit, so an
+//! acknowledged write is on disk, exactly as when every operation was its
+//! own transaction; concurrent callers merely share the fsync.
+//!
+//! A job whose SQL fails is rolled back to its savepoint and answers its own
+//! error; the others are unaffected. When a failure rolled back the whole
+//! transaction anyway (SQLite may do so on `SQLITE_FULL`, I/O errors or
+//! `SQLITE_BUSY`), the jobs that had succeeded in it are run again in a new
+//! transaction: none of them was answered yet, so nothing acknowledged is
+//! lost and none is answered for effects that were undone. If `BEGIN` or
+//! `COMMIT` fails, every job of the batch answers that error.
+
+use rusqlite::Connection;
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use tokio::sync::oneshot;
+
+/// Most jobs one transaction takes: bounds how long the write lock is held
+/// (other processes sharing the file wait for it) and how long the first
+/// job of a batch waits for the last.
+const MAX_BATCH: usize = 256;
+
+/// Statements the writer runs around the jobs.
+const BEGIN: &str = "BEGIN IMMEDIATE";
+const COMMIT: &str = "COMMIT";
+/// The savepoint each job runs in.
+const SAVEPOINT: &str = "SAVEPOINT adcp_job";
+const RELEASE: &str = "RELEASE adcp_job";
+const ROLLBACK_TO: &str = "ROLLBACK TO adcp_job";
+
+/// One queued operation, type-erased so one channel carries them all.
+trait Job: Send {
+    /// Runs the operation on the writer's connection, inside the batch
+    /// transaction, and keeps its result for [`answer`](Job::answer).
+    /// `Err` (its message) when its SQL failed. May run again if the batch
+    /// transaction was lost before the commit.
+    fn run(&mut self, conn: &Connection) -> Result<(), String>;
+    /// Sends the caller its kept result, or `error` instead.
+    fn answer(self: Box<Self>, error: Option<String>);
+}
+
+/// A [`Job`] running `f` and replying on a oneshot channel.
+struct Op<T, F> {
+    f: F,
+    result: Option<Result<T, String>>,
+    reply: oneshot::Sender<Result<T, String>>,
+}
+
+impl<T, F> Job for Op<T, F>
+where
+    T: Send,
+    F: FnMut(&Connection) -> rusqlite::Result<T> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> Result<(), String> {
+        self.result = None;
+        let result = (self.f)(conn).map_err(|e| format!("sqlite: {e}"));
+        let status = match &result {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.clone()),
+        };
+        self.result = Some(result);
+        status
+    }
+
+    fn answer(self: Box<Self>, error: Option<String>) {
+        let answer = match (error, self.result) {
+            (Some(e), _) => Err(e),
+            (None, Some(result)) => result,
+            (None, None) => Err("sqlite: the operation did not run".to_owned()),
+        };
+        // The caller may have given up (its future was dropped): nothing to do.
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// The handle on the writer thread: a queue and the thread to join. When
+/// it is dropped (with the last `SqliteStore` clone), the queue closes; the
+/// thread finishes the jobs already queued, closes the connection and
+/// exits, and the drop waits for it.
+pub(super) struct Writer {
+    jobs: Option<mpsc::Sender<Box<dyn Job>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts the writer thread, which takes ownership of `conn`.
+    pub(super) fn start(conn: Connection) -> std::io::Result<Self> {
+        let (jobs, queue) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("adcp-sqlite-writer".to_owned())
+            .spawn(move || serve(conn, &queue))?;
+        Ok(Self {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `f` and returns where its answer will arrive. `Err` if the
+    /// writer thread has stopped.
+    pub(super) fn submit<T, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T, String>>, String>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job = Box::new(Op { f, result: None, reply });
+        self.jobs
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(job)
+            .map_err(|_| stopped())?;
+        Ok(answer)
+    }
+}
+
+/// The error of a call the writer thread can no longer serve.
+pub(super) fn stopped() -> String {
+    "sqlite: the store's writer thread has stopped".to_owned()
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take() {
+            // A panic of the thread was already reported by its hook, and
+            // the callers it left got an error; nothing more to do here.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The writer thread: batches until the queue closes.
+fn serve(conn: Connection, queue: &mpsc::Receiver<Box<dyn Job>>) {
+    while let Ok(first) = queue.recv() {
+        let mut batch = VecDeque::with_capacity(MAX_BATCH);
+        batch.push_back(first);
+        while batch.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(job) => batch.push_back(job),
+                Err(_) => break,
+            }
+        }
+        commit_batch(&conn, batch);
+    }
+}
+
+/// Runs `pending` in order in one transaction (more if a failure rolls the
+/// transaction back), commits, then answers every job.
+fn commit_batch(conn: &Connection, mut pending: VecDeque<Box<dyn Job>>) {
+    'transaction: while !pending.is_empty() {
+        if let Err(e) = control(conn, BEGIN) {
+            // Should a transaction have been left open, close it so that
+            // the next batch can begin.
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            let e = format!("sqlite: {e}");
+            for job in pending {
+                job.answer(Some(e.clone()));
+            }
+            return;
+        }
+        let mut applied: Vec<Box<dyn Job>> = Vec::with_capacity(pending.len());
+        while let Some(mut job) = pending.pop_front() {
+            match run_in_savepoint(conn, job.as_mut()) {
+                Step::Applied => applied.push(job),
+                Step::Failed(error) => job.answer(error),
+                Step::TransactionLost(error) => {
+                    job.answer(error);
+                    if !conn.is_autocommit() {
+                        let _ = conn.execute_batch("ROLLBACK");
+                    }
+                    // Their effects were undone and nobody was answered:
+                    // run them again, first, in a new transaction.
+                    for job in applied.into_iter().rev() {
+                        pending.push_front(job);
+                    }
+                    continue 'transaction;
+                }
+            }
+        }
+        let error = control(conn, COMMIT).err().map(|e| {
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            format!("sqlite: {e}")
+        });
+        for job in applied {
+            job.answer(error.clone());
+        }
+    }
+}
+
+/// Runs a transaction-control statement, parsed once (it runs around every
+/// job).
+fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+/// How one job went inside the batch transaction.
+enum Step {
+    /// Its changes are in the transaction; answer after the commit.
+    Applied,
+    /// Rolled back to its savepoint; answer now (its own result, or this
+    /// error if it panicked).
+    Failed(Option<String>),
+    /// Failed, and the batch transaction did not survive the failure.
+    TransactionLost(Option<String>),
+}
+
+fn run_in_savepoint(conn: &Connection, job: &mut dyn Job) -> Step {
+    if let Err(e) = control(conn, SAVEPOINT) {
+        return Step::TransactionLost(Some(format!("sqlite: {e}")));
+    }
+    // A job must not panic; if one does anyway, it alone fails and the
+    // thread keeps serving the others.
+    let panicked = match catch_unwind(AssertUnwindSafe(|| job.run(conn))) {
+        Ok(Ok(())) => {
+            return match control(conn, RELEASE) {
+                Ok(()) => Step::Applied,
+                Err(e) => Step::TransactionLost(Some(format!("sqlite: {e}"))),
+            }
+        }
+        Ok(Err(_)) => None,
+        Err(_) => Some("sqlite: the store operation panicked".to_owned()),
+    };
+    // `ROLLBACK TO` keeps the savepoint open: release it too.
+    if !conn.is_autocommit() && control(conn, ROLLBACK_TO).is_ok() && control(conn, RELEASE).is_ok() {
+        Step::Failed(panicked)
+    } else {
+        Step::TransactionLost(panicked)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn writer() -> Writer {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (v INTEGER NOT NULL)").unwrap();
+        Writer::start(conn).unwrap()
+    }
+
+    /// Occupies the writer for a moment, so that the jobs submitted next
+    /// are all queued when it drains its queue: they form one batch.
+    fn hold(writer: &Writer) -> oneshot::Receiver<Result<(), String>> {
+        let held = writer
+            .submit(|_: &Connection| {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(())
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        held
+    }
+
+    fn insert(writer: &Writer, v: i64, runs: &Arc<AtomicUsize>) -> oneshot::Receiver<Result<usize, String>> {
+        let runs = Arc::clone(runs);
+        writer
+            .submit(move |conn: &Connection| {
+                runs.fetch_add(1, Ordering::SeqCst);
+                conn.execute("INSERT INTO t (v) VALUES (?1)", [v])
+            })
+            .unwrap()
+    }
+
+    fn count(writer: &Writer) -> oneshot::Receiver<Result<i64, String>> {
+        writer
+            .submit(|conn: &Connection| conn.query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0)))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_failing_or_panicking_job_fails_alone_in_its_batch() {
+        let writer = writer();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let held = hold(&writer);
+        let first = insert(&writer, 1, &runs);
+        let bad_sql = writer
+            .submit(|conn: &Connection| conn.execute("INSERT INTO missing (v) VALUES (1)", []))
+            .unwrap();
+        let panicked = writer
+            .submit(|conn: &Connection| -> rusqlite::Result<()> {
+                conn.execute("INSERT INTO t (v) VALUES (99)", [])?;
+                panic!("a job must not panic, but if it does...")
+            })
+            .unwrap();
+        let second = insert(&writer, 2, &runs);
+        let seen = count(&writer);
+        held.blocking_recv().unwrap().unwrap();
+        assert_eq!(first.blocking_recv().unwrap(), Ok(1));
+        let e = bad_sql.blocking_recv().unwrap().unwrap_err();
+        assert!(e.contains("no such table"), "{e}");
+        let e = panicked.blocking_recv().unwrap().unwrap_err();
+        assert!(e.contains("panicked"), "{e}");
+        assert_eq!(second.blocking_recv().unwrap(), Ok(1));
+        // The panicking job's insert was rolled back with it.
+        assert_eq!(seen.blocking_recv().unwrap(), Ok(2));
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        // The thread keeps serving.
+        assert_eq!(count(&writer).blocking_recv().unwrap(), Ok(2));
+    }
+
+    #[test]
+    fn jobs_of_a_lost_transaction_run_again_before_anyone_is_answered() {
+        let writer = writer();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let held = hold(&writer);
+        let first = insert(&writer, 1, &runs);
+        // Stands for an error after which SQLite rolled the whole
+        // transaction back (SQLITE_FULL, an I/O error): the insert above is
+        // undone and must be run again, not acknowledged.
+        let lost = writer
+            .submit(|conn: &Connection| -> rusqlite::Result<()> {
+                conn.execute_batch("ROLLBACK")?;
+                Err(rusqlite::Error::InvalidQuery)
+            })
+            .unwrap();
+        let second = insert(&writer, 2, &runs);
+        let seen = count(&writer);
+        held.blocking_recv().unwrap().unwrap();
+        assert_eq!(first.blocking_recv().unwrap(), Ok(1));
+        assert!(lost.blocking_recv().unwrap().is_err());
+        assert_eq!(second.blocking_recv().unwrap(), Ok(1));
+        assert_eq!(seen.blocking_recv().unwrap(), Ok(2));
+        assert_eq!(runs.load(Ordering::SeqCst), 3, "the first insert ran twice");
+    }
+
+    #[test]
+    fn dropping_the_writer_runs_the_queued_jobs_then_joins_the_thread() {
+        let writer = writer();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let held = hold(&writer);
+        let queued: Vec<_> = (0..10).map(|v| insert(&writer, v, &runs)).collect();
+        drop(writer);
+        // The drop returned: the thread was joined after serving the queue.
+        assert_eq!(runs.load(Ordering::SeqCst), 10);
+        held.blocking_recv().unwrap().unwrap();
+        for answer in queued {
+            assert_eq!(answer.blocking_recv().unwrap(), Ok(1));
+        }
+    }
+}
