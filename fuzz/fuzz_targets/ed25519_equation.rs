@@ -2,11 +2,13 @@
 //! `VerifyingKey`) decides exactly as `ed25519-dalek`'s `verify_strict` on
 //! any key, message and signature: arbitrary ones, and honest signatures
 //! with one byte replaced (the inputs where a difference in the equation's
-//! corners could show).
+//! corners could show). The batch path (`verify_ed25519_batch`) must agree
+//! too on these inputs: they carry no torsion crafted by a key holder, the
+//! one case where the two equations may differ.
 #![no_main]
 #![forbid(unsafe_code)]
 
-use adcp_sigbase::crypto::{Algorithm, VerifyingKey};
+use adcp_sigbase::crypto::{verify_ed25519_batch, Algorithm, Ed25519BatchItem, VerifyingKey};
 use ed25519_dalek::Signer as _;
 use libfuzzer_sys::fuzz_target;
 
@@ -22,6 +24,13 @@ fn same_decision(key: &[u8; 32], message: &[u8], signature: &[u8; 64]) {
             .verify_strict(message, &ed25519_dalek::Signature::from_bytes(signature))
             .is_ok();
         assert_eq!(our_decision, their_decision, "decisions differ");
+        let item = Ed25519BatchItem {
+            key: &ours,
+            message,
+            signature,
+        };
+        let batch_decision = verify_ed25519_batch(&[item, item]).is_ok();
+        assert_eq!(batch_decision, our_decision, "batch and single decisions differ");
     }
 }
 
