@@ -20,6 +20,12 @@
 //! - "Transport revocation": grace = 4 × the polling interval; the list is
 //!   polled again once it is back, without a restart.
 //!
+//! One test covers the other key-discovery trust check a gateway makes for
+//! discovered sellers, `jwks_uri` pinning ("Trust anchor and blast
+//! radius": pin the `jwks_uri` learned at onboarding, alarm on changes):
+//! brand.json naming another `jwks_uri` is `401
+//! webhook_signature_jwks_untrusted` and counted per seller in `/metrics`.
+//!
 //! The last tests check the other side of that line: the `503`s the
 //! gateway answers for outages (upstream, key discovery) are retryable and
 //! carry `Retry-After`, without a challenge.
@@ -641,6 +647,79 @@ async fn the_gateways_503s_for_outages_carry_retry_after_and_no_challenge() {
     assert_eq!(
         upstream.applied_keys(),
         [one.idempotency_key().as_str(), two.idempotency_key().as_str()]
+    );
+    handle.shutdown().await.unwrap();
+}
+
+/// brand.json moves the seller's `jwks_uri` (with a new key there): the
+/// gateway keeps the first-learned one, answers the new key's delivery
+/// `401 webhook_signature_jwks_untrusted` (terminal, nothing forwarded),
+/// counts the change in `adcp_gateway_jwks_uri_changes_total{agent}`, and
+/// keeps forwarding the seller's deliveries signed with the key it trusts.
+/// With `--pin-jwks-uri` naming the new URL instead, the same move is the
+/// expected one: no alarm, the new key verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_jwks_uri_is_401_jwks_untrusted_and_counted() {
+    let seller = Seller::start("jwks-moved").await;
+    let upstream = Upstream::start().await;
+    let clock = ManualClock::at(T0);
+    let mut args = seller.args(&upstream);
+    args.revocation_lists.clear();
+    let handle = start(&args, &clock).await;
+    let series = format!("adcp_gateway_jwks_uri_changes_total{{agent=\"{}\"}}", seller.agent);
+
+    let one = event("one");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &one).await, forwarded());
+    assert!(
+        render(&handle).contains(&format!("{series} 0\n")),
+        "{}",
+        render(&handle)
+    );
+
+    // The seller's brand.json now names another jwks_uri, holding a key
+    // the gateway has never seen.
+    let moved = SoftwareSigner::generate(Algorithm::Ed25519, "moved-key").unwrap();
+    let moved_url = seller.server.url("keys.example", "/moved-jwks.json");
+    seller.server.set(
+        "/.well-known/brand.json",
+        ok(json!({"agents": [{"url": seller.agent, "jwks_uri": moved_url}]}).to_string()),
+    );
+    seller.server.set(
+        "/moved-jwks.json",
+        ok(moved.jwks().unwrap().to_public_json().to_string()),
+    );
+    clock.set(T0 + 5);
+    let two = event("two");
+    assert_eq!(
+        deliver(&handle, &moved, &clock, &two).await,
+        rejected("webhook_signature_jwks_untrusted"),
+        "{}",
+        render(&handle)
+    );
+    assert!(
+        render(&handle).contains(&format!("{series} 1\n")),
+        "{}",
+        render(&handle)
+    );
+    // The trusted key still verifies (its snapshot stands).
+    let three = event("three");
+    assert_eq!(deliver(&handle, &seller.good, &clock, &three).await, forwarded());
+    assert_eq!(
+        upstream.applied_keys(),
+        [one.idempotency_key().as_str(), three.idempotency_key().as_str()]
+    );
+    handle.shutdown().await.unwrap();
+
+    // An operator who expected the move pins the new URL: no alarm.
+    let mut pinned = args.clone();
+    pinned.jwks_uri_pins = vec![format!("{}={moved_url}", seller.agent)];
+    let handle = start(&pinned, &clock).await;
+    let four = event("four");
+    assert_eq!(deliver(&handle, &moved, &clock, &four).await, forwarded());
+    assert!(
+        render(&handle).contains(&format!("{series} 0\n")),
+        "{}",
+        render(&handle)
     );
     handle.shutdown().await.unwrap();
 }

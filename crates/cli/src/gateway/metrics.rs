@@ -3,14 +3,31 @@
 //! The receiver's per-outcome counters (`accepted`, `duplicate`, every
 //! verifier code, store and handler outcomes) become
 //! `adcp_gateway_webhooks_total{outcome="…"}`; the gateway adds upstream
-//! failures by reason, forwarded events and a request latency histogram.
+//! failures by reason, forwarded events, a request latency histogram and,
+//! for discovered sellers, how often their brand.json named a `jwks_uri`
+//! other than the pinned or first-learned one
+//! (`adcp_gateway_jwks_uri_changes_total{agent="…"}`: the spec's "alarm on
+//! changes"; each one is refused unless adoption was switched on).
 
 use adcp_webhook::receiver::{outcome, Metrics};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Reads a counter kept elsewhere (a seller's key resolver).
+pub type CounterSource = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// `jwks_uri` change counters, one per discovered seller agent URL.
+#[derive(Clone, Default)]
+pub struct JwksUriChanges(pub Vec<(String, CounterSource)>);
+
+impl std::fmt::Debug for JwksUriChanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(agent, _)| agent)).finish()
+    }
+}
 
 /// Upper bounds (seconds) of the latency histogram buckets.
 pub const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
@@ -47,9 +64,19 @@ pub struct GatewayMetrics {
     buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_micros: AtomicU64,
+    jwks_uri_changes: JwksUriChanges,
 }
 
 impl GatewayMetrics {
+    /// Counters that also report each seller's `jwks_uri` changes.
+    #[must_use]
+    pub fn with_jwks_uri_changes(jwks_uri_changes: JwksUriChanges) -> Self {
+        Self {
+            jwks_uri_changes,
+            ..Self::default()
+        }
+    }
+
     /// One event forwarded and acknowledged `2xx` by the upstream.
     pub fn forwarded(&self) {
         self.forwarded.fetch_add(1, Ordering::Relaxed);
@@ -163,6 +190,20 @@ impl GatewayMetrics {
         let sum = self.latency_sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
         let _ = writeln!(out, "adcp_gateway_request_duration_seconds_sum {sum}");
         let _ = writeln!(out, "adcp_gateway_request_duration_seconds_count {count}");
+        if !self.jwks_uri_changes.0.is_empty() {
+            out.push_str(
+                "# HELP adcp_gateway_jwks_uri_changes_total Discoveries of a seller whose brand.json named a jwks_uri other than the pinned or first-learned one (alarmed; refused unless adoption is on).\n",
+            );
+            out.push_str("# TYPE adcp_gateway_jwks_uri_changes_total counter\n");
+            for (agent, count) in &self.jwks_uri_changes.0 {
+                let _ = writeln!(
+                    out,
+                    "adcp_gateway_jwks_uri_changes_total{{agent=\"{}\"}} {}",
+                    escape(agent),
+                    count()
+                );
+            }
+        }
         out
     }
 }
@@ -206,5 +247,29 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("adcp_gateway_request_duration_seconds_count 1\n"));
+        assert!(!text.contains("jwks_uri_changes"), "no discovered sellers, no series");
+    }
+
+    #[test]
+    fn renders_each_sellers_jwks_uri_changes() {
+        let seen = Arc::new(AtomicU64::new(0));
+        let source = Arc::clone(&seen);
+        let metrics = GatewayMetrics::with_jwks_uri_changes(JwksUriChanges(vec![
+            (
+                "https://seller.example/mcp".to_owned(),
+                Arc::new(move || source.load(Ordering::Relaxed)),
+            ),
+            ("https://x.example/\"q\"".to_owned(), Arc::new(|| 0)),
+        ]));
+        seen.store(3, Ordering::Relaxed);
+        let text = metrics.render(&Metrics::default());
+        assert!(
+            text.contains("adcp_gateway_jwks_uri_changes_total{agent=\"https://seller.example/mcp\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("adcp_gateway_jwks_uri_changes_total{agent=\"https://x.example/\\\"q\\\"\"} 0\n"),
+            "{text}"
+        );
     }
 }

@@ -56,7 +56,7 @@ mod run;
 
 pub use config::{GatewayArgs, GatewayConfig};
 pub use forward::Upstream;
-pub use metrics::{GatewayMetrics, UpstreamFailure};
+pub use metrics::{CounterSource, GatewayMetrics, JwksUriChanges, UpstreamFailure};
 pub use run::run;
 
 use adcp_sigbase::clock::Clock;
@@ -134,6 +134,11 @@ pub struct GatewayOptions {
     /// The verifier's and the store's clock (Unix seconds). Default: the
     /// system clock. For tests and simulations.
     pub clock: Option<Arc<dyn Clock>>,
+    /// Per discovered seller, its resolver's count of `jwks_uri` changes
+    /// (`adcp_jwks::HttpsKeyResolver::jwks_uri_changes`), exported as
+    /// `adcp_gateway_jwks_uri_changes_total{agent}`. Default none;
+    /// [`Gateway::from_config`] fills it for `--agent` sellers.
+    pub jwks_uri_changes: metrics::JwksUriChanges,
 }
 
 impl std::fmt::Debug for GatewayOptions {
@@ -149,6 +154,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("body_timeout", &self.body_timeout)
             .field("max_concurrency", &self.max_concurrency)
             .field("clock", &self.clock.as_ref().map(|_| "custom"))
+            .field("jwks_uri_changes", &self.jwks_uri_changes)
             .finish_non_exhaustive()
     }
 }
@@ -169,6 +175,7 @@ impl GatewayOptions {
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             clock: None,
+            jwks_uri_changes: metrics::JwksUriChanges::default(),
         }
     }
 }
@@ -257,7 +264,7 @@ impl Gateway {
                 store,
                 upstream,
                 public,
-                metrics: GatewayMetrics::default(),
+                metrics: GatewayMetrics::with_jwks_uri_changes(options.jwks_uri_changes),
                 access_log: options.access_log,
                 header_timeout: options.header_timeout,
                 body_timeout: options.body_timeout,

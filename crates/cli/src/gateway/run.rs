@@ -2,6 +2,7 @@
 
 use super::config::{redact, GatewayArgs, GatewayConfig, KeySource, TestNetwork, HMAC_SECRET_ENV};
 use super::keys::AgentsResolver;
+use super::metrics::JwksUriChanges;
 use super::{Gateway, GatewayOptions};
 use adcp_sigbase::clock::Clock;
 use adcp_store::{StoreOptions, StoreUrl};
@@ -32,7 +33,7 @@ impl Gateway {
     ///
     /// A message naming what could not be set up.
     pub async fn from_config_with_clock(config: &GatewayConfig, clock: Option<Arc<dyn Clock>>) -> Result<Self, String> {
-        let keys = key_resolver(config, clock.clone())?;
+        let (keys, jwks_uri_changes) = key_resolver(config, clock.clone())?;
         let url: StoreUrl = config
             .store
             .parse()
@@ -56,6 +57,7 @@ impl Gateway {
         gateway.body_timeout = config.body_timeout;
         gateway.max_concurrency = config.max_concurrency;
         gateway.clock = clock;
+        gateway.jwks_uri_changes = jwks_uri_changes;
         if let Some(secret) = &config.hmac_secret {
             let secrets = HmacSecrets::new(secret).map_err(|e| format!("HMAC secret: {e}"))?;
             gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
@@ -65,7 +67,12 @@ impl Gateway {
     }
 }
 
-fn key_resolver(config: &GatewayConfig, clock: Option<Arc<dyn Clock>>) -> Result<Arc<dyn KeyResolver>, String> {
+/// The key resolver for the configured key source and, for discovered
+/// sellers, each one's `jwks_uri` change counter.
+fn key_resolver(
+    config: &GatewayConfig,
+    clock: Option<Arc<dyn Clock>>,
+) -> Result<(Arc<dyn KeyResolver>, JwksUriChanges), String> {
     let network: &TestNetwork = &config.test_network;
     match &config.keys {
         KeySource::Jwks { path, agent } => {
@@ -75,10 +82,14 @@ fn key_resolver(config: &GatewayConfig, clock: Option<Arc<dyn Clock>>) -> Result
             if !jwks.get("keys").is_some_and(serde_json::Value::is_array) {
                 return Err(format!("--jwks {}: not a JWKS (no \"keys\" array)", path.display()));
             }
-            Ok(Arc::new(StaticKeyResolver::new().with_jwks(&jwks, agent.as_str())))
+            Ok((
+                Arc::new(StaticKeyResolver::new().with_jwks(&jwks, agent.as_str())),
+                JwksUriChanges::default(),
+            ))
         }
         KeySource::Agents(agents) => {
             let mut resolvers: Vec<(String, Arc<dyn KeyResolver>)> = Vec::new();
+            let mut changes = JwksUriChanges::default();
             for agent in agents {
                 let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
                     .surface(adcp_jwks::SigningSurface::Webhook)
@@ -97,11 +108,15 @@ fn key_resolver(config: &GatewayConfig, clock: Option<Arc<dyn Clock>>) -> Result
                     builder = builder.clock(Arc::new(move || clock.now()));
                 }
                 let resolver = builder.build().map_err(|e| format!("--agent {agent}: {e}"))?;
+                let counted = resolver.clone();
+                changes
+                    .0
+                    .push((agent.clone(), Arc::new(move || counted.jwks_uri_changes())));
                 resolvers.push((agent.clone(), Arc::new(resolver)));
             }
-            Ok(Arc::new(AgentsResolver::new(resolvers)))
+            Ok((Arc::new(AgentsResolver::new(resolvers)), changes))
         }
-        KeySource::None => Ok(Arc::new(StaticKeyResolver::new())),
+        KeySource::None => Ok((Arc::new(StaticKeyResolver::new()), JwksUriChanges::default())),
     }
 }
 
