@@ -256,10 +256,10 @@ fn bench_case(c: &mut Criterion, name: &str, case: &Case, bare: &dyn Fn(usize) -
     let resolver = StaticKeyResolver::new().with_jwks(&case.jwks, "https://seller.example/agent");
     let mut group = c.benchmark_group(GROUP);
     group.bench_function(format!("{name}_bare"), |b| {
-        b.iter_custom(|iters| time_bare(iters, bare))
+        b.iter_custom(|iters| over_stack_depths(iters, &mut |n| time_bare(n, bare)))
     });
     group.bench_function(format!("{name}_checklist"), |b| {
-        b.iter_custom(|iters| time_checklist(case, &resolver, iters))
+        b.iter_custom(|iters| over_stack_depths(iters, &mut |n| time_checklist(case, &resolver, n)))
     });
     group.finish();
 
@@ -307,6 +307,23 @@ fn interleaved(case: &Case, resolver: &StaticKeyResolver, bare: &dyn Fn(usize) -
 
 /// Stack depths [`interleaved`] samples.
 const STACK_SLOTS: usize = 32;
+
+/// Times `iters` iterations of `time` in chunks of 16, each chunk at the
+/// next of the [`STACK_SLOTS`] depths, so a criterion estimate averages
+/// over stack placements too (see [`interleaved`]).
+fn over_stack_depths(iters: u64, time: &mut dyn FnMut(u64) -> Duration) -> Duration {
+    const CHUNK: u64 = 16;
+    let mut total = Duration::ZERO;
+    let mut done = 0;
+    let mut slot = 0;
+    while done < iters {
+        let n = CHUNK.min(iters - done);
+        total += at_stack_depth(slot, &mut || time(n));
+        done += n;
+        slot += 1;
+    }
+    total
+}
 
 /// Runs `f` with the stack `slot × 128` bytes deeper.
 fn at_stack_depth(slot: usize, f: &mut dyn FnMut() -> Duration) -> Duration {
@@ -467,7 +484,9 @@ fn main() {
     bench_case(&mut c, "ed25519", &ed, &ed_bare);
     {
         let mut group = c.benchmark_group(GROUP);
-        group.bench_function("ed25519_core", |b| b.iter_custom(|iters| time_bare(iters, &ed_core)));
+        group.bench_function("ed25519_core", |b| {
+            b.iter_custom(|iters| over_stack_depths(iters, &mut |n| time_bare(n, &ed_core)))
+        });
         group.finish();
     }
     {
