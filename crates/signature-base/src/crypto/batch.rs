@@ -30,13 +30,12 @@
 //! item (≈ 15 % of an item's cost). Here each `R` is decompressed once and
 //! the same point goes into the multi-scalar multiplication.
 
-use super::backend::ed25519_equation::y_is_canonical;
+use super::backend::ed25519_equation::{check_inputs, Checked};
 use super::{Algorithm, CryptoError, VerifyingKey};
 use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
-use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+use curve25519_dalek::edwards::EdwardsPoint;
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::{IsIdentity as _, VartimeMultiscalarMul as _};
-use sha2::{Digest as _, Sha512};
 
 /// One signature in a batch: the key, the signed message (signature base)
 /// and the signature bytes.
@@ -98,27 +97,9 @@ pub fn verify_ed25519_batch(items: &[Ed25519BatchItem<'_>]) -> Result<(), Crypto
                 expected: 64,
                 actual: item.signature.len(),
             })?;
-        let (r_half, s_half) = bytes.split_at(32);
-        let mut r_bytes = [0u8; 32];
-        r_bytes.copy_from_slice(r_half);
-        let mut s_bytes = [0u8; 32];
-        s_bytes.copy_from_slice(s_half);
         // The input rules of single verification, item by item.
-        let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes)).ok_or(CryptoError::VerificationFailed)?;
-        if !y_is_canonical(&r_bytes) {
-            return Err(CryptoError::VerificationFailed);
-        }
-        let r = CompressedEdwardsY(r_bytes)
-            .decompress()
-            .filter(|r| !r.is_small_order())
-            .ok_or(CryptoError::VerificationFailed)?;
-
         let dalek = key.dalek();
-        let mut hash = Sha512::new();
-        hash.update(r_bytes);
-        hash.update(dalek.as_bytes());
-        hash.update(item.message);
-        let k = Scalar::from_bytes_mod_order_wide(&hash.finalize().into());
+        let Checked { s, r, k } = check_inputs(dalek, item.message, bytes).ok_or(CryptoError::VerificationFailed)?;
 
         let mut z = [0u8; 16];
         z.copy_from_slice(z_bytes);

@@ -29,27 +29,35 @@ use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar;
 use sha2::{Digest, Sha512};
 
-/// Whether `signature` (`R || s`) is a valid strict Ed25519 signature of
-/// `message` under `key`, a key already checked to be canonical and not of
-/// small order.
-pub(crate) fn verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
+/// A signature that passed the input rules, with its challenge: what the
+/// equation `[s]B = R + [k]A` needs. Shared by single and batch
+/// verification, so both apply exactly the same rules.
+pub(crate) struct Checked {
+    /// `s`, canonical (`< ℓ`).
+    pub(crate) s: Scalar,
+    /// `R`, canonically encoded and not of small order.
+    pub(crate) r: EdwardsPoint,
+    /// `k = SHA-512(R_bytes || A_bytes || M) mod ℓ`.
+    pub(crate) k: Scalar,
+}
+
+/// Applies `verify_strict`'s input rules to `signature` (`R || s`) and
+/// computes the challenge for `message` under `key` (a key already checked
+/// to be canonical and not of small order); `None` when a rule fails.
+pub(crate) fn check_inputs(key: &ed25519_dalek::VerifyingKey, message: &[u8], signature: &[u8; 64]) -> Option<Checked> {
     let (r_half, s_half) = signature.split_at(32);
     let mut r_bytes = [0u8; 32];
     r_bytes.copy_from_slice(r_half);
     let mut s_bytes = [0u8; 32];
     s_bytes.copy_from_slice(s_half);
 
-    let Some(s) = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes)) else {
-        return false;
-    };
+    let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes))?;
     if !y_is_canonical(&r_bytes) {
-        return false;
+        return None;
     }
-    let Some(r) = CompressedEdwardsY(r_bytes).decompress() else {
-        return false;
-    };
+    let r = CompressedEdwardsY(r_bytes).decompress()?;
     if r.is_small_order() {
-        return false;
+        return None;
     }
 
     let mut hash = Sha512::new();
@@ -57,7 +65,16 @@ pub(crate) fn verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], signatur
     hash.update(key.as_bytes());
     hash.update(message);
     let k = Scalar::from_bytes_mod_order_wide(&hash.finalize().into());
+    Some(Checked { s, r, k })
+}
 
+/// Whether `signature` (`R || s`) is a valid strict Ed25519 signature of
+/// `message` under `key`, a key already checked to be canonical and not of
+/// small order.
+pub(crate) fn verify(key: &ed25519_dalek::VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
+    let Some(Checked { s, r, k }) = check_inputs(key, message, signature) else {
+        return false;
+    };
     let minus_a = -key.to_edwards();
     EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &minus_a, &s) == r
 }
