@@ -69,46 +69,15 @@ impl Clock for ManualClock {
     }
 }
 
-/// RFC 3339 UTC of a Unix time (civil-from-days).
-fn rfc3339(t: i64) -> String {
-    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
 /// base64url without padding.
 fn b64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0_u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
-        }
-    }
-    out
+    adcp_sigbase::encoding::BinaryEncoding::Base64UrlUnpadded.encode(bytes)
 }
 
 /// The list's payload.
 fn list_payload(next_update: i64, revoked: &[&str]) -> serde_json::Value {
-    json!({"version": 1, "issuer": "https://seller.example", "updated": rfc3339(next_update - 60),
-        "next_update": rfc3339(next_update), "revoked_kids": revoked, "revoked_jtis": []})
+    json!({"version": 1, "issuer": "https://seller.example", "updated": adcp_test_support::rfc3339(next_update - 60),
+        "next_update": adcp_test_support::rfc3339(next_update), "revoked_kids": revoked, "revoked_jtis": []})
 }
 
 /// A flattened JWS of the list, signed by `signer` (a key of the JWKS).

@@ -773,20 +773,7 @@ mod tests {
             revoked in proptest::collection::hash_set("[a-z0-9-]{1,12}", 0..8),
             secs in 0i64..4_102_444_800,
         ) {
-            let stamp = |t: i64| {
-                let days = t.div_euclid(86_400);
-                let rem = t.rem_euclid(86_400);
-                let z = days + 719_468;
-                let era = z.div_euclid(146_097);
-                let doe = z - era * 146_097;
-                let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-                let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-                let mp = (5 * doy + 2) / 153;
-                let d = doy - (153 * mp + 2) / 5 + 1;
-                let m = if mp < 10 { mp + 3 } else { mp - 9 };
-                let y = yoe + era * 400 + i64::from(m <= 2);
-                format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-            };
+            let stamp = adcp_test_support::rfc3339;
             let doc = serde_json::json!({"next_update": stamp(secs), "revoked_kids": revoked.iter().collect::<Vec<_>>()});
             let list = RevocationList::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
             prop_assert_eq!(list.next_update, secs);

@@ -8,6 +8,8 @@
 //! - [`redis_server`]: a test-owned `redis-server` child process (free
 //!   port, own directory and AOF, killed on drop) and a small cluster, for
 //!   the durability and fault tests that kill, pause or restart Redis.
+//! - [`rfc3339`]: Unix seconds as an RFC 3339 UTC timestamp, for test
+//!   documents.
 //!
 //! ```
 //! use adcp_test_support::{allocations_during, CountingAllocator};
@@ -19,6 +21,8 @@
 mod alloc_count;
 mod criterion_report;
 pub mod redis_server;
+mod rfc3339;
 
 pub use alloc_count::{allocations_during, CountingAllocator};
 pub use criterion_report::{criterion_dir, criterion_mean_ns};
+pub use rfc3339::rfc3339;
