@@ -43,27 +43,18 @@ out=${OUT:-$work}
 mkdir -p "$out"
 pids=()
 cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
+    stop_started
     # A Redis store keeps this run's keys under the namespace bench_$$.
     for store in $stores; do
         case $store in
-        redis*)
-            redis-cli -u "$store" --scan --pattern "bench_$$:*" 2>/dev/null |
-                xargs -r -n 500 redis-cli -u "$store" del >/dev/null 2>&1 || true
-            ;;
+        redis*) drop_redis_keys "$store" "bench_$$:*" ;;
         esac
     done
     rm -rf "$work"
 }
-trap cleanup EXIT
-
 # shellcheck source=scripts/lib/processes.sh
 . "$root/scripts/lib/processes.sh"
+trap cleanup EXIT
 seller_keys "$keys"
 
 start bare "$bin/adcp-loadgen" bare --listen 127.0.0.1:0

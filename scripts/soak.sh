@@ -44,22 +44,13 @@ cargo build --release -q -p adcp-sig -p adcp-loadgen
 work=$(mktemp -d)
 pids=()
 cleanup() {
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-    if command -v redis-cli >/dev/null; then
-        redis-cli -u "$redis_url" --scan --pattern "$namespace:*" 2>/dev/null |
-            xargs -r -n 500 redis-cli -u "$redis_url" del >/dev/null 2>&1 || true
-    fi
+    stop_started
+    drop_redis_keys "$redis_url" "$namespace:*"
     rm -rf "$work"
 }
-trap cleanup EXIT
-
 # shellcheck source=scripts/lib/processes.sh
 . "$root/scripts/lib/processes.sh"
+trap cleanup EXIT
 seller_keys "$keys"
 
 start sink "$bin/adcp-loadgen" sink --listen 127.0.0.1:0

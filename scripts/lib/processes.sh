@@ -29,3 +29,21 @@ seller_keys() {
     "$bin/adcp-loadgen" keygen --keys "$1" \
         --out-private "$work/seller-keys.json" --out-jwks "$work/seller-jwks.json"
 }
+
+# stop_started: stops every process `start` started (SIGTERM, then waits).
+stop_started() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+}
+
+# drop_redis_keys URL PATTERN: deletes the keys matching PATTERN on the
+# Redis server at URL (a run's namespace); quiet when Redis is unreachable.
+drop_redis_keys() {
+    command -v redis-cli >/dev/null || return 0
+    redis-cli -u "$1" --scan --pattern "$2" 2>/dev/null |
+        xargs -r -n 500 redis-cli -u "$1" del >/dev/null 2>&1 || true
+}
