@@ -5,6 +5,8 @@
 //! parent directories (the workplace layout), and at `test-vectors/adcp` in
 //! the workspace (filled by `scripts/fetch-vectors.sh`). When `CI=true` and
 //! no suite is found, [`require_dir`] fails instead of letting tests skip.
+//! The AdCP 3.2 JSON Schemas of the webhook kinds are found the same way
+//! ([`schemas_dir`], [`require_schemas_dir`]).
 //!
 //! ```
 //! match adcp_vectors::dir() {
@@ -59,6 +61,45 @@ pub fn require_dir() -> Result<Option<PathBuf>, String> {
         None if on_ci() => Err("AdCP conformance vectors not found (set ADCP_VECTORS_DIR or run scripts/fetch-vectors.sh); CI=true, refusing to skip".into()),
         None => {
             eprintln!("AdCP conformance vectors not found; skipping (set ADCP_VECTORS_DIR)");
+            Ok(None)
+        }
+    }
+}
+
+fn is_schema_dir(dir: &Path) -> bool {
+    dir.join("core").join("mcp-webhook-payload.json").is_file()
+}
+
+/// The AdCP 3.2 JSON Schema directory (the webhook subset), if one can be
+/// found: `$ADCP_SCHEMAS_DIR`, else `shared/spec/adcp/schemas/3.2` in the
+/// workspace's parent directories. Like the suite, the schemas are read
+/// where they are, never copied into the repository.
+pub fn schemas_dir() -> Option<PathBuf> {
+    if let Some(env) = std::env::var_os("ADCP_SCHEMAS_DIR") {
+        let dir = PathBuf::from(env);
+        return is_schema_dir(&dir).then_some(dir);
+    }
+    workspace_root().ancestors().skip(1).find_map(|ancestor| {
+        let dir = ancestor
+            .join("shared")
+            .join("spec")
+            .join("adcp")
+            .join("schemas")
+            .join("3.2");
+        is_schema_dir(&dir).then_some(dir)
+    })
+}
+
+/// The schema directory for a test. Returns `Ok(None)` (skip, with a note
+/// on stderr) when it is missing outside CI, and an error on CI.
+pub fn require_schemas_dir() -> Result<Option<PathBuf>, String> {
+    match schemas_dir() {
+        Some(dir) => Ok(Some(dir)),
+        None if on_ci() => {
+            Err("AdCP 3.2 JSON Schemas not found (set ADCP_SCHEMAS_DIR); CI=true, refusing to skip".into())
+        }
+        None => {
+            eprintln!("AdCP 3.2 JSON Schemas not found; skipping (set ADCP_SCHEMAS_DIR)");
             Ok(None)
         }
     }
@@ -160,6 +201,28 @@ pub fn json_files(suite: &Path, relative: &str) -> Vec<PathBuf> {
     walk(&suite.join(relative), &mut out);
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_dir_is_recognized_by_its_envelope_schema() {
+        let empty = std::env::temp_dir().join("adcp-vectors-no-schemas");
+        assert!(!is_schema_dir(&empty));
+        if let Some(dir) = schemas_dir() {
+            assert!(dir.join("core").join("webhook-challenge.json").is_file());
+        }
+    }
+
+    #[test]
+    fn require_schemas_dir_agrees_with_schemas_dir() {
+        match require_schemas_dir() {
+            Ok(found) => assert_eq!(found, schemas_dir()),
+            Err(_) => assert!(on_ci() && schemas_dir().is_none()),
+        }
+    }
 }
 
 /// The README's examples, compiled and run as doctests.
