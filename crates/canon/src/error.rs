@@ -92,7 +92,8 @@ pub enum ErrorKind {
     AmbiguousNumericHost,
     /// UTS-46 ToASCII failed (hyphen placement, bidi rule, disallowed code point, DNS length).
     Idna,
-    /// The port is not 1–65535 written as decimal digits without a leading zero.
+    /// The port is not a number from 1 to 65535 written in decimal digits
+    /// (leading zeros are allowed and dropped).
     InvalidPort,
     /// `%` not followed by two hex digits.
     InvalidPercentEncoding,
@@ -135,7 +136,7 @@ impl ErrorKind {
             ErrorKind::Idna => {
                 "host fails UTS-46 ToASCII (nontransitional, CheckHyphens, CheckBidi, UseSTD3ASCIIRules, DNS length)"
             }
-            ErrorKind::InvalidPort => "port must be 1-65535 in decimal without a leading zero",
+            ErrorKind::InvalidPort => "port must be a decimal number from 1 to 65535",
             ErrorKind::InvalidPercentEncoding => "`%` must be followed by two hex digits",
             ErrorKind::Backslash => "backslash in path",
             ErrorKind::MissingAuthorityHeader => "neither `:authority` nor `Host` is present",

@@ -65,9 +65,11 @@
 //! - **IPv6 literals** are validated, and only their hex digits lowercased:
 //!   the spec lowercases, it does not re-compress (`[2001:db8:0::1]` stays as
 //!   written). IPvFuture literals and zone identifiers are rejected.
-//! - **Ports** are decimal 1–65535 without a leading zero (`:0443` is
-//!   rejected rather than guessed at); an empty port (`host:`) is dropped as
-//!   RFC 3986 §6.2.3 prescribes.
+//! - **Ports** are decimal 1–65535, canonicalized by their number: leading
+//!   zeros are allowed (RFC 3986 `port = *DIGIT`) and dropped, so `:0443`
+//!   is port 443 and stripped as the https default, and `:08443` is written
+//!   `:8443`; an empty port (`host:`) is dropped as RFC 3986 §6.2.3
+//!   prescribes.
 //! - **Percent-encoding in a host** is rejected: a producer must hand over a
 //!   U-label or A-label, not an encoded one.
 //! - **Scheme-relative or authority-less input** (`//host/p`, `mailto:x`) is

@@ -156,11 +156,59 @@ fn authority_shapes() {
     rejected("https://a@b@h.example/", ErrorKind::InvalidUserinfo);
     rejected("https://u s@h.example/", ErrorKind::InvalidUserinfo);
     rejected("https://u%2@h.example/", ErrorKind::InvalidPercentEncoding);
-    rejected("https://h.example:0443/", ErrorKind::InvalidPort);
     rejected("https://h.example:0/", ErrorKind::InvalidPort);
+    rejected("https://h.example:0000/", ErrorKind::InvalidPort);
+    rejected("https://h.example:065536/", ErrorKind::InvalidPort);
     rejected("https://h.example:65536/", ErrorKind::InvalidPort);
     rejected("https://h.example:8a/", ErrorKind::InvalidPort);
     rejected("https://h.example:-1/", ErrorKind::InvalidPort);
+}
+
+/// RFC 3986 allows leading zeros in a port and both official SDKs read the
+/// number: the port is canonicalized by value on every path (producer,
+/// received URL, `Host` / `:authority`), so `:0443` is the https default.
+#[test]
+fn leading_zero_ports_are_canonicalized_by_number() {
+    ok("https://seller.example.com:0443/p", "https://seller.example.com/p");
+    ok(
+        "https://seller.example.com:08443/p",
+        "https://seller.example.com:8443/p",
+    );
+    ok("http://h.example:00080/", "http://h.example/");
+    ok("https://[::1]:0443/", "https://[::1]/");
+    ok("https://h.example:0065535/", "https://h.example:65535/");
+    ok("https://bücher.example:08443/", "https://xn--bcher-kva.example:8443/");
+    let url = canonicalize_received("https://h.example:08443/").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(url.port(), Some(8443));
+    assert_eq!(url.authority(), "h.example:8443");
+
+    let h = |v: &str| canonicalize_authority_header(v.as_bytes(), "https");
+    assert_eq!(h("seller.example.com:0443").as_deref(), Ok("seller.example.com"));
+    assert_eq!(h("seller.example.com:08443").as_deref(), Ok("seller.example.com:8443"));
+    assert_eq!(h("[::1]:08443").as_deref(), Ok("[::1]:8443"));
+    assert_eq!(
+        h("seller.example.com:00").map_err(|e| e.kind()),
+        Err(ErrorKind::InvalidPort)
+    );
+
+    let target = canonicalize_received("https://seller.example.com:0443/p").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        derive_authority(&target, None, Some(b"seller.example.com")),
+        Ok("seller.example.com")
+    );
+    assert_eq!(
+        derive_authority(
+            &target,
+            Some(b"seller.example.com:443"),
+            Some(b"seller.example.com:0443")
+        ),
+        Ok("seller.example.com")
+    );
+    let target = canonicalize_received("https://seller.example.com:8443/p").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        derive_authority(&target, None, Some(b"seller.example.com:08443")),
+        Ok("seller.example.com:8443")
+    );
 }
 
 #[test]

@@ -144,6 +144,32 @@ proptest! {
         }
     }
 
+    /// `:0…0N` is port N on every entry point: written `:N`, or dropped
+    /// when N is the scheme's default.
+    #[test]
+    fn leading_zeros_in_a_port_are_dropped(
+        port in 1u16..=65535,
+        zeros in 0usize..12,
+        scheme in prop::sample::select(vec!["https", "http", "wss"]),
+        host in prop::sample::select(vec!["seller.example.com", "[2001:db8::1]", "10.0.0.1"]),
+    ) {
+        let padded = format!("{}{port}", "0".repeat(zeros));
+        let default = match scheme {
+            "https" => Some(443),
+            "http" => Some(80),
+            _ => None,
+        };
+        let authority = if default == Some(port) { host.to_owned() } else { format!("{host}:{port}") };
+        let want = format!("{scheme}://{authority}/p");
+        let url = format!("{scheme}://{host}:{padded}/p");
+        prop_assert_eq!(canonicalize(&url).map(|u| u.as_str().to_owned()), Ok(want.clone()));
+        let received = canonicalize_received(&url);
+        prop_assert_eq!(received.as_ref().map(|u| u.as_str()), Ok(want.as_str()));
+        prop_assert_eq!(received.as_ref().map(|u| u.port_or_default()), Ok(Some(port)));
+        let header = canonicalize_authority_header(format!("{host}:{padded}").as_bytes(), scheme);
+        prop_assert_eq!(header, Ok(authority));
+    }
+
     #[test]
     fn idempotent_on_arbitrary_ascii(s in "[a-zA-Z][a-zA-Z0-9+.-]{0,5}://[ -~]{0,40}") {
         if let Ok(once) = canonicalize_received(&s) {

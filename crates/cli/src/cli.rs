@@ -256,6 +256,11 @@ pub struct SignArgs {
     /// Read the JSON body from FILE, verbatim.
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
+    /// Largest body signed, in bytes: the limit of the receivers it is for
+    /// (the gateway's `--max-body-bytes`). Default 1 MiB, the spec's
+    /// recommended limit.
+    #[arg(long, value_name = "N", default_value_t = adcp_strict_json::DEFAULT_MAX_LEN)]
+    pub max_body_bytes: usize,
     /// Private JWK file (with `d`) of the signing key.
     #[arg(long, value_name = "FILE")]
     pub key: PathBuf,

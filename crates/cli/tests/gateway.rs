@@ -6,7 +6,11 @@
 
 mod common;
 
+use adcp_sig::gateway::{Gateway, GatewayOptions};
+use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
+use adcp_verify::keys::StaticKeyResolver;
 use common::{event, gateway, get, send, Seller, TempDir, Upstream, AGENT};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -241,5 +245,247 @@ async fn http2_prior_knowledge_is_served_like_http1() {
         assert_eq!(response.status(), 200, "attempt {attempt}");
     }
     assert_eq!(upstream.applied_keys(), [a.idempotency_key().as_str()]);
+    handle.shutdown().await.unwrap();
+}
+
+/// A seller of its own agent URL with the shared test kid.
+fn seller_keys(sellers: &[(&str, &Seller)]) -> Arc<dyn adcp_verify::keys::KeyResolver> {
+    let resolvers = sellers
+        .iter()
+        .map(|(agent, seller)| {
+            let keys: Arc<dyn adcp_verify::keys::KeyResolver> =
+                Arc::new(StaticKeyResolver::new().with_jwks(&seller.jwks, agent));
+            ((*agent).to_owned(), keys)
+        })
+        .collect();
+    Arc::new(adcp_sig::gateway::keys::AgentsResolver::new(resolvers))
+}
+
+async fn gateway_with(
+    keys: Arc<dyn adcp_verify::keys::KeyResolver>,
+    dir: &TempDir,
+    upstream: &Upstream,
+    configure: impl FnOnce(&mut GatewayOptions),
+) -> adcp_sig::gateway::GatewayHandle {
+    let store = adcp_store::open(&dir.sqlite().parse().unwrap(), adcp_store::StoreOptions::default())
+        .await
+        .unwrap();
+    let mut options = GatewayOptions::new(upstream.url());
+    configure(&mut options);
+    let gateway = Gateway::new(keys, store, options).unwrap();
+    gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap()
+}
+
+/// Posts `signed` to the gateway with the `Host` it was signed for (what a
+/// reverse proxy that preserves `Host` sends); returns status, code and body.
+async fn send_to(handle: &adcp_sig::gateway::GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>, String) {
+    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let url = url::Url::parse(signed.url()).unwrap();
+    let mut request = client.post(format!("{}{}", handle.base_url(), url.path()));
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let host = match url.port() {
+        Some(port) => format!("{}:{port}", url.host_str().unwrap()),
+        None => url.host_str().unwrap().to_owned(),
+    };
+    let response = request
+        .header("host", host)
+        .body(signed.body().unwrap().as_bytes().to_vec())
+        .send()
+        .await
+        .unwrap();
+    let code = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split("error=\"").nth(1))
+        .and_then(|v| v.split('"').next())
+        .map(str::to_owned);
+    (response.status().as_u16(), code, response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sellers_sharing_a_kid_are_told_apart_by_the_signature() {
+    const A: &str = "https://a.seller.example/mcp";
+    const B: &str = "https://b.seller.example/mcp";
+    const C: &str = "https://c.seller.example/mcp";
+    let dir = TempDir::new("sharedkid");
+    let upstream = Upstream::start().await;
+    // Both sellers publish the same kid with their own keys.
+    let (a, b) = (Seller::new(), Seller::new());
+    let handle = gateway_with(seller_keys(&[(A, &a), (B, &b)]), &dir, &upstream, |_| {}).await;
+
+    let from_b = b.sign(&handle, &event("b")).await;
+    assert_eq!(send(&handle, &from_b, None).await, (200, None));
+    let from_a = a.sign(&handle, &event("a")).await;
+    assert_eq!(send(&handle, &from_a, None).await, (200, None));
+    let agents: Vec<String> = upstream
+        .seen
+        .applied
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(h, _)| h["x-adcp-verified-agent"].to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        agents,
+        [B, A],
+        "attribution is the seller whose key verifies, not the first listed"
+    );
+    // Replay uniqueness is on (keyid, nonce), whoever the candidates are.
+    assert_eq!(
+        send(&handle, &from_b, None).await,
+        (401, Some("webhook_signature_replayed".to_owned()))
+    );
+    handle.shutdown().await.unwrap();
+
+    // A third seller republishing A's public key under the shared kid:
+    // A's webhooks verify under two sellers' keys, and nobody is chosen.
+    let dir = TempDir::new("ambiguouskid");
+    let copycat = Seller {
+        signer: HttpSigner::webhook(SoftwareSigner::generate(Algorithm::Ed25519, "gw-test-key").unwrap()).unwrap(),
+        jwks: a.jwks.clone(),
+    };
+    let handle = gateway_with(seller_keys(&[(A, &a), (B, &b), (C, &copycat)]), &dir, &upstream, |_| {}).await;
+    let from_a = a.sign(&handle, &event("a2")).await;
+    let (status, code, body) = send_to(&handle, &from_a).await;
+    assert_eq!(
+        (status, code.as_deref()),
+        (401, Some("webhook_signature_jwks_untrusted"))
+    );
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"], "webhook_signature_jwks_untrusted");
+    // B, whose key is its own, is unaffected.
+    let from_b = b.sign(&handle, &event("b2")).await;
+    assert_eq!(send(&handle, &from_b, None).await, (200, None));
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_body_limit_governs_the_413_and_the_checklist() {
+    let dir = TempDir::new("bodylimit");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let limit = 2 * 1024 * 1024;
+    let handle = gateway_with(seller.keys(), &dir, &upstream, |o| o.max_body_bytes = limit).await;
+
+    // 1.5 MiB: over the old hidden 1 MiB JSON limit, under the configured one.
+    let filler = "x".repeat(1536 * 1024);
+    let limits = adcp_sign::Limits::new(limit);
+    let big = adcp_sign::WebhookEvent::with_idempotency_key_and_limits(
+        adcp_sign::IdempotencyKey::new("evt_big_0000000001").unwrap(),
+        &serde_json::json!({"task_id": "task_big", "task_type": "create_media_buy", "status": "completed",
+            "timestamp": "2026-04-18T12:00:00Z", "result": {"filler": filler}}),
+        &limits,
+    )
+    .unwrap();
+    let signed = seller.sign(&handle, &big).await;
+    assert_eq!(send(&handle, &signed, None).await, (200, None));
+    assert_eq!(upstream.applied_keys(), ["evt_big_0000000001"]);
+
+    // Over the limit: 413 with its code, before anything else.
+    let huge = "y".repeat(limit + 1);
+    let (status, code) = send(&handle, &signed, Some(huge.into_bytes())).await;
+    assert_eq!((status, code), (413, None));
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_url_checks_the_received_authority() {
+    let dir = TempDir::new("publicurl");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let handle = gateway_with(seller.keys(), &dir, &upstream, |o| {
+        o.public_url = Some("https://buyer.example/".parse().unwrap());
+        o.accept_hosts = vec!["Hooks.Buyer.Example:443".to_owned()];
+    })
+    .await;
+    let sign_for = |url: &'static str, n: &'static str| {
+        let signer = &seller.signer;
+        async move { signer.sign_webhook(url, &event(n)).await.unwrap() }
+    };
+
+    // The public authority, as a proxy preserving Host sends it.
+    let ok = sign_for("https://buyer.example/webhooks/adcp", "a").await;
+    assert_eq!(send_to(&handle, &ok).await.0, 200);
+    // An --accept-host authority (compared canonically).
+    let other = sign_for("https://hooks.buyer.example/webhooks/adcp", "b").await;
+    assert_eq!(send_to(&handle, &other).await.0, 200);
+    // Another virtual host: refused, even though the seller signed for it.
+    let elsewhere = sign_for("https://elsewhere.example/webhooks/adcp", "c").await;
+    let (status, code, body) = send_to(&handle, &elsewhere).await;
+    assert_eq!((status, code.as_deref()), (401, Some("webhook_target_uri_malformed")));
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"], "webhook_target_uri_malformed");
+    assert!(!body["message"].as_str().unwrap().contains("elsewhere"), "{body}");
+    assert_eq!(upstream.applied_keys().len(), 2);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rejection_carries_its_code_in_one_body_shape() {
+    let dir = TempDir::new("bodies");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let handle = gateway_with(seller.keys(), &dir, &upstream, |_| {}).await;
+    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let url = format!("{}{}", handle.base_url(), common::PATH);
+
+    let raw = br#"{"idempotency_key":"evt_unsigned_00001","task_id":"t","status":"completed"}"#.to_vec();
+
+    // 415, 405 and 401 (unsigned): each JSON with its code and a fixed message.
+    let response = client
+        .post(&url)
+        .header("content-type", "text/plain")
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 415);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"], "unsupported_media_type");
+    assert!(body["message"].is_string());
+
+    let response = client.get(&url).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 405);
+    let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"], "method_not_allowed");
+
+    let response = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(raw)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Signature error=\"webhook_signature_header_malformed\""
+    );
+    let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"], "webhook_signature_header_malformed");
+    assert_eq!(body.as_object().unwrap().len(), 2, "{body}");
+
+    // Upstream failure: 503 with Retry-After and the gateway's code.
+    upstream.fail_next(1);
+    let signed = seller.sign(&handle, &event("u")).await;
+    let mut request = client.post(&url);
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let response = request
+        .body(signed.body().unwrap().as_bytes().to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 503);
+    assert!(response.headers().contains_key("retry-after"));
+    let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"], "upstream_unavailable");
     handle.shutdown().await.unwrap();
 }

@@ -74,19 +74,19 @@ fn b64(bytes: &[u8]) -> String {
     adcp_sigbase::encoding::BinaryEncoding::Base64UrlUnpadded.encode(bytes)
 }
 
-/// The list's payload.
-fn list_payload(next_update: i64, revoked: &[&str]) -> serde_json::Value {
-    json!({"version": 1, "issuer": "https://seller.example", "updated": adcp_test_support::rfc3339(next_update - 60),
+/// The list's payload; `issuer` is the origin of the agent it governs.
+fn list_payload(issuer: &str, next_update: i64, revoked: &[&str]) -> serde_json::Value {
+    json!({"version": 1, "issuer": issuer, "updated": adcp_test_support::rfc3339(next_update - 60),
         "next_update": adcp_test_support::rfc3339(next_update), "revoked_kids": revoked, "revoked_jtis": []})
 }
 
 /// A flattened JWS of the list, signed by `signer` (a key of the JWKS).
-fn signed_list(signer: &SoftwareSigner, next_update: i64, revoked: &[&str]) -> Resp {
+fn signed_list(signer: &SoftwareSigner, issuer: &str, next_update: i64, revoked: &[&str]) -> Resp {
     let kid = signer.public_jwk().unwrap().kid().unwrap().to_owned();
     let protected = b64(json!({"alg": "EdDSA", "kid": kid, "typ": "adcp-gov-revocation+jws"})
         .to_string()
         .as_bytes());
-    let payload = b64(list_payload(next_update, revoked).to_string().as_bytes());
+    let payload = b64(list_payload(issuer, next_update, revoked).to_string().as_bytes());
     let key = signer.private_jwk().unwrap().signing_key().unwrap();
     let sig = key.sign(format!("{protected}.{payload}").as_bytes()).unwrap();
     ok(json!({"protected": protected, "payload": payload, "signature": b64(sig.as_bytes())}).to_string())
@@ -128,7 +128,10 @@ impl Seller {
             .flat_map(|k| k.jwks().unwrap().to_public_json()["keys"].as_array().unwrap().clone())
             .collect();
         server.set("/jwks.json", ok(json!({ "keys": keys }).to_string()));
-        server.set("/revocations.json", signed_list(&good, T0 + 60, &[REVOKED]));
+        server.set(
+            "/revocations.json",
+            signed_list(&good, &server.url("seller.example", ""), T0 + 60, &[REVOKED]),
+        );
         let list_url = server.url("seller.example", "/revocations.json");
         let dir = TempDir::new(tag);
         std::fs::write(dir.0.join("ca.der"), &server.ca_der).unwrap();
@@ -156,6 +159,11 @@ impl Seller {
             dangerously_allow_loopback_for_tests: true,
             ..GatewayArgs::default()
         }
+    }
+
+    /// The origin of the seller's agent URL: the `issuer` its lists carry.
+    fn issuer(&self) -> String {
+        self.server.url("seller.example", "")
     }
 
     fn list_hits(&self) -> usize {
@@ -268,7 +276,7 @@ async fn a_revoked_kid_is_401_key_revoked_and_a_current_kid_is_forwarded() {
     // The seller revokes GOOD as well; seen at the next poll (next_update).
     seller.server.set(
         "/revocations.json",
-        signed_list(&seller.good, T0 + 180, &[REVOKED, GOOD]),
+        signed_list(&seller.good, &seller.issuer(), T0 + 180, &[REVOKED, GOOD]),
     );
     clock.set(T0 + 30);
     let three = event("three");
@@ -346,9 +354,10 @@ async fn a_list_down_past_next_update_plus_grace_is_401_revocation_stale_then_re
 
     // The endpoint is back; the next poll is due a minute after the last
     // failed one (T0 + 320).
-    seller
-        .server
-        .set("/revocations.json", signed_list(&seller.good, T0 + 600, &[REVOKED]));
+    seller.server.set(
+        "/revocations.json",
+        signed_list(&seller.good, &seller.issuer(), T0 + 600, &[REVOKED]),
+    );
     clock.set(T0 + 381);
     let four = event("four");
     assert_eq!(deliver(&handle, &seller.good, &clock, &four).await, forwarded());
@@ -377,9 +386,10 @@ async fn a_list_down_past_next_update_plus_grace_is_401_revocation_stale_then_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unsigned_list_is_refused_unless_the_test_only_flag_allows_it() {
     let seller = Seller::start("unsigned").await;
-    seller
-        .server
-        .set("/revocations.json", ok(list_payload(T0 + 60, &[REVOKED]).to_string()));
+    seller.server.set(
+        "/revocations.json",
+        ok(list_payload(&seller.issuer(), T0 + 60, &[REVOKED]).to_string()),
+    );
     let upstream = Upstream::start().await;
     let clock = ManualClock::at(T0);
 
@@ -429,9 +439,10 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
 
     let seller = Seller::start("revocation-cli").await;
     let now = adcp_sigbase::clock::SystemClock.now();
-    seller
-        .server
-        .set("/revocations.json", signed_list(&seller.good, now + 600, &[REVOKED]));
+    seller.server.set(
+        "/revocations.json",
+        signed_list(&seller.good, &seller.issuer(), now + 600, &[REVOKED]),
+    );
     let upstream = Upstream::start().await;
     let ca = seller.dir.0.join("ca.der");
     let command = |extra: &[String]| {
@@ -556,9 +567,10 @@ async fn an_older_signed_list_replayed_by_the_cdn_does_not_un_revoke_a_kid() {
     );
     // The list of ten minutes earlier (updated T0 - 600, nothing revoked),
     // validly signed, served at the next poll.
-    seller
-        .server
-        .set("/revocations.json", signed_list(&seller.good, T0 - 540, &[]));
+    seller.server.set(
+        "/revocations.json",
+        signed_list(&seller.good, &seller.issuer(), T0 - 540, &[]),
+    );
     clock.set(T0 + 61);
     let answer = deliver(&handle, &seller.revoked, &clock, &event("three")).await;
     assert_eq!(seller.list_hits(), 2, "the poll happened");

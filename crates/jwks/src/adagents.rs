@@ -57,8 +57,11 @@ impl AuthorizedAgent {
     ///
     /// # Errors
     ///
-    /// [`DocumentError`] when a pinned key is not a valid public JWK or two
-    /// share a `kid`.
+    /// [`DocumentError`] when the keys do not form a JWKS ([`parse_jwks`]
+    /// rules). Two keys sharing a `kid` do not fail the pin: that `kid` is
+    /// unusable in it (refused at step 8), the other pinned kids are not.
+    ///
+    /// [`parse_jwks`]: crate::documents::parse_jwks
     pub fn pin(&self, source: &str) -> Result<Option<PublisherPin>, DocumentError> {
         if self.signing_keys.is_empty() {
             return Ok(None);
@@ -433,6 +436,47 @@ mod tests {
             br#"[]"#,
         ] {
             assert!(AdagentsJson::parse(bad, 1024).is_err());
+        }
+    }
+
+    /// `signing_keys[]` sharing a `kid` (with different purposes) still
+    /// make a pin; that kid is unusable in it, the other pinned kids not.
+    #[test]
+    fn pin_with_a_colliding_kid() {
+        let key = |kid: &str, adcp_use: &str| {
+            format!(
+                r#"{{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"{kid}",
+                "alg":"EdDSA","use":"sig","key_ops":["verify"],"adcp_use":"{adcp_use}"}}"#
+            )
+        };
+        let (a, b, c) = (
+            key("pin-1", "request-signing"),
+            key("pin-1", "governance-signing"),
+            key("pin-2", "request-signing"),
+        );
+        for keys in [[&a, &b, &c], [&b, &c, &a]] {
+            let doc = format!(
+                r#"{{"authorized_agents":[{{"url":"https://seller.example/mcp","signing_keys":[{},{},{}]}}]}}"#,
+                keys[0], keys[1], keys[2]
+            );
+            let AdagentsJson::Document(agents) = AdagentsJson::parse(doc.as_bytes(), MAX_ADAGENTS_BYTES).unwrap()
+            else {
+                panic!()
+            };
+            let pin = authorized_agent(&agents, "https://seller.example/mcp")
+                .unwrap()
+                .pin("https://pub.example/.well-known/adagents.json")
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                pin.jwks.get("pin-1").and_then(|e| e.error()),
+                Some(adcp_sigbase::jwk::JwkError::KidCollision)
+            );
+            assert!(pin.jwks.key("pin-2").is_some());
+            let resolved = adcp_verify::keys::ResolvedKey::from_jwks_json(&pin.jwks_json, "https://seller.example/mcp");
+            let collides: Vec<(&str, bool)> = resolved.iter().map(|k| (k.kid(), k.kid_collides())).collect();
+            assert_eq!(collides.len(), 2);
+            assert!(collides.contains(&("pin-1", true)) && collides.contains(&("pin-2", false)));
         }
     }
 

@@ -44,6 +44,9 @@ pub enum DocumentError {
         /// The repeated `kid`.
         kid: String,
     },
+    /// A revocation list's `issuer` is absent, not an origin, or not the
+    /// origin the list governs.
+    Issuer(&'static str),
     /// Two JWKS entries share a `kid` under different `adcp_use` purposes
     /// ("MUST NOT collide with any other entry's `kid` regardless of
     /// `adcp_use`").
@@ -61,6 +64,7 @@ impl fmt::Display for DocumentError {
             DocumentError::Shape(what) => write!(f, "unexpected document shape: {what}"),
             DocumentError::Jwks(e) => write!(f, "invalid JWKS: {e}"),
             DocumentError::Signature(what) => write!(f, "revocation list signature: {what}"),
+            DocumentError::Issuer(what) => write!(f, "revocation list issuer: {what}"),
             DocumentError::DuplicateKid { kid } => write!(f, "JWKS repeats kid {kid:?}"),
             DocumentError::KidReusedAcrossPurposes { kid } => {
                 write!(f, "JWKS reuses kid {kid:?} across adcp_use purposes")
@@ -237,31 +241,40 @@ impl BrandJson {
 }
 
 /// Parses a JWKS body strictly: cap [`MAX_JWKS_BYTES`], duplicate member
-/// names rejected, then the `adcp_sigbase` JWK Set rules (duplicate `kid`s,
-/// key validation).
+/// names rejected, `keys` an array of objects whose `kid`s are strings,
+/// then the `adcp_sigbase` JWK Set rules (key validation).
+///
+/// A `kid` shared by several entries does **not** refuse the set: the
+/// spec forbids the collision ("MUST NOT collide with any other entry's
+/// `kid` regardless of `adcp_use`"), so every entry with that `kid` is
+/// unusable ([`JwkError::KidCollision`](adcp_sigbase::jwk::JwkError::KidCollision);
+/// the verifier answers `*_key_purpose_invalid` for it) while the set's
+/// other kids keep working. Refusing the whole document instead would make
+/// every key of the seller "unavailable", retryably, although nothing
+/// would change on retry. [`check_kids`] names the collision for
+/// diagnostics.
 ///
 /// # Errors
 ///
 /// [`DocumentError::TooLarge`], [`DocumentError::StrictJson`],
-/// [`DocumentError::Jwks`].
+/// [`DocumentError::Shape`], [`DocumentError::Jwks`].
 pub fn parse_jwks(bytes: &[u8]) -> Result<(Value, Jwks), DocumentError> {
     let value = strict_parse(bytes, MAX_JWKS_BYTES)?;
-    check_kids(&value)?;
+    keys_with_kids(&value)?;
     let jwks = Jwks::from_json_value(&value).map_err(|e| DocumentError::Jwks(e.to_string()))?;
     Ok((value, jwks))
 }
 
-/// The JWKS-level `kid` rules, checked on the published JSON before key
-/// validation: every `kid` is unique within the set whatever its
-/// `adcp_use` ([`DocumentError::KidReusedAcrossPurposes`] when the two
-/// entries declare different purposes, [`DocumentError::DuplicateKid`]
-/// otherwise). Unknown members (`adcp_use`, ...) are left untouched.
+/// A JWKS entry with its string `kid`, if it has one.
+type KeyedEntry<'a> = (Option<&'a str>, &'a Map<String, Value>);
+
+/// The `keys` array and each entry's string `kid` (if any).
 ///
 /// # Errors
 ///
-/// As above; [`DocumentError::Shape`] when `keys` is not an array of
-/// objects with string `kid`s.
-pub fn check_kids(jwks: &Value) -> Result<(), DocumentError> {
+/// [`DocumentError::Shape`] when `keys` is absent, not an array, too long,
+/// or has an entry that is not an object or whose `kid` is not a string.
+fn keys_with_kids(jwks: &Value) -> Result<Vec<KeyedEntry<'_>>, DocumentError> {
     let keys = jwks
         .get("keys")
         .and_then(Value::as_array)
@@ -269,16 +282,35 @@ pub fn check_kids(jwks: &Value) -> Result<(), DocumentError> {
     if keys.len() > MAX_ENTRIES {
         return Err(DocumentError::Shape("JWKS has too many keys"));
     }
+    keys.iter()
+        .map(|key| {
+            let key = key
+                .as_object()
+                .ok_or(DocumentError::Shape("JWKS entry is not an object"))?;
+            match key.get("kid") {
+                None => Ok((None, key)),
+                Some(Value::String(k)) => Ok((Some(k.as_str()), key)),
+                Some(_) => Err(DocumentError::Shape("JWKS entry kid is not a string")),
+            }
+        })
+        .collect()
+}
+
+/// The JWKS-level `kid` rule as a diagnostic (a publisher lint; discovery
+/// does not refuse the set for it, see [`parse_jwks`]): every `kid` is
+/// unique within the set whatever its `adcp_use`
+/// ([`DocumentError::KidReusedAcrossPurposes`] when the two entries declare
+/// different purposes, [`DocumentError::DuplicateKid`] otherwise). Unknown
+/// members (`adcp_use`, ...) are left untouched.
+///
+/// # Errors
+///
+/// The first collision; [`DocumentError::Shape`] when `keys` is not an
+/// array of objects with string `kid`s.
+pub fn check_kids(jwks: &Value) -> Result<(), DocumentError> {
     let mut seen: std::collections::HashMap<&str, Option<&Value>> = std::collections::HashMap::new();
-    for key in keys {
-        let key = key
-            .as_object()
-            .ok_or(DocumentError::Shape("JWKS entry is not an object"))?;
-        let kid = match key.get("kid") {
-            None => continue,
-            Some(Value::String(k)) => k.as_str(),
-            Some(_) => return Err(DocumentError::Shape("JWKS entry kid is not a string")),
-        };
+    for (kid, key) in keys_with_kids(jwks)? {
+        let Some(kid) = kid else { continue };
         let purpose = key.get("adcp_use");
         if let Some(previous) = seen.insert(kid, purpose) {
             if previous != purpose {
@@ -290,10 +322,40 @@ pub fn check_kids(jwks: &Value) -> Result<(), DocumentError> {
     Ok(())
 }
 
+/// The JWS `typ` of a signed revocation list. The transport revocation
+/// list's "format and signing semantics match the governance revocation
+/// list", whose protected header carries `typ=adcp-gov-revocation+jws`.
+pub const REVOCATION_LIST_TYP: &str = "adcp-gov-revocation+jws";
+
+/// Whether a JWS `typ` names [`REVOCATION_LIST_TYP`]. `typ` is a media
+/// type (RFC 7515 §4.1.9): compared ASCII case-insensitively, and
+/// `application/adcp-gov-revocation+jws` is the same type.
+pub fn is_revocation_list_typ(typ: &str) -> bool {
+    const APPLICATION: &str = "application/";
+    let bare = match typ.get(..APPLICATION.len()) {
+        Some(prefix) if prefix.eq_ignore_ascii_case(APPLICATION) => &typ[APPLICATION.len()..],
+        _ => typ,
+    };
+    bare.eq_ignore_ascii_case(REVOCATION_LIST_TYP)
+}
+
+/// The canonical origin (`scheme://host[:port]`) of a URL, as
+/// `adcp_canon` computes it for identity comparisons.
+///
+/// # Errors
+///
+/// [`DocumentError::Shape`] when the URL does not canonicalize.
+pub fn canonical_origin(url: &str) -> Result<String, DocumentError> {
+    adcp_canon::canonicalize(url)
+        .map(|u| u.origin().to_owned())
+        .map_err(|_| DocumentError::Shape("not a URL with an origin"))
+}
+
 /// A revocation list (`revoked_kids`, `next_update`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevocationList {
-    /// `issuer`, when present.
+    /// `issuer`, when present (a list is only used once
+    /// [`check_issuer`](Self::check_issuer) accepted it).
     pub issuer: Option<String>,
     /// `updated`, Unix seconds, when present.
     pub updated: Option<i64>,
@@ -319,13 +381,17 @@ impl RevocationList {
     /// Parses a list that may be signed: a flattened or general JWS JSON
     /// serialization (`payload` + `protected`/`signature` or
     /// `signatures[]`) is verified with the key `key_for(kid)` returns
-    /// (one from the same JWKS); an object with `revoked_kids` is taken as
-    /// an unsigned list only if `allow_unsigned`.
+    /// (one from the same JWKS), and counts only if its protected header
+    /// names the revocation-list type ([`is_revocation_list_typ`]); an
+    /// object with `revoked_kids` is taken as an unsigned list only if
+    /// `allow_unsigned`. The `issuer` is checked by the caller, who knows
+    /// the origin the list governs ([`check_issuer`](Self::check_issuer)).
     ///
     /// # Errors
     ///
-    /// [`DocumentError::Signature`] when no signature verifies or the list
-    /// is unsigned and `allow_unsigned` is off; otherwise as [`parse`](Self::parse).
+    /// [`DocumentError::Signature`] when no signature of the right `typ`
+    /// verifies or the list is unsigned and `allow_unsigned` is off;
+    /// otherwise as [`parse`](Self::parse).
     pub fn parse_signed<'k>(
         bytes: &[u8],
         key_for: impl Fn(&str) -> Option<&'k Jwk>,
@@ -363,6 +429,7 @@ impl RevocationList {
             }
         }
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut wrong_typ = false;
         for (protected_b64, sig_b64) in candidates {
             let Ok(header) = b64.decode(protected_b64) else {
                 continue;
@@ -376,6 +443,16 @@ impl RevocationList {
             ) else {
                 continue;
             };
+            // A JWS of another type (a governance token, a response
+            // envelope) signed by the same key is not a revocation list.
+            if !header
+                .get("typ")
+                .and_then(Value::as_str)
+                .is_some_and(is_revocation_list_typ)
+            {
+                wrong_typ = true;
+                continue;
+            }
             let Some(jwk) = key_for(kid) else { continue };
             let alg_ok = matches!(
                 (alg, jwk.algorithm()),
@@ -397,7 +474,40 @@ impl RevocationList {
                 return Self::from_value(&value, true);
             }
         }
+        if wrong_typ {
+            return Err(DocumentError::Signature(
+                "protected header typ is not adcp-gov-revocation+jws",
+            ));
+        }
         Err(DocumentError::Signature("no signature verifies"))
+    }
+
+    /// Checks that `issuer` is the origin the list governs (`expected`,
+    /// a canonical origin from [`canonical_origin`]): the governance list
+    /// rule "`issuer` MUST match the `iss` origin of tokens this list
+    /// governs. Prevents cache substitution across issuers by a shared
+    /// CDN", applied to transport lists. `issuer` must be present and be
+    /// an origin (no path other than `/`, no query); it is compared in
+    /// canonical form, so `HTTPS://Seller.Example:443` matches
+    /// `https://seller.example`.
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError::Issuer`].
+    pub fn check_issuer(&self, expected: &str) -> Result<(), DocumentError> {
+        let issuer = self
+            .issuer
+            .as_deref()
+            .ok_or(DocumentError::Issuer("issuer is absent"))?;
+        let canonical =
+            adcp_canon::canonicalize(issuer).map_err(|_| DocumentError::Issuer("issuer is not an origin"))?;
+        if canonical.path() != "/" || canonical.query().is_some() {
+            return Err(DocumentError::Issuer("issuer is not an origin"));
+        }
+        if canonical.origin() != expected {
+            return Err(DocumentError::Issuer("issuer is not the origin this list governs"));
+        }
+        Ok(())
     }
 
     fn from_value(value: &Value, signed: bool) -> Result<Self, DocumentError> {
@@ -618,24 +728,32 @@ mod tests {
         assert_eq!(jwk.member("adcp_use").and_then(Value::as_str), Some("request-signing"));
         assert_eq!(jwk.member("x_vendor"), Some(&serde_json::json!({"n": 1})));
 
+        // A collision is named by check_kids; parse_jwks keeps the set,
+        // with the colliding kid unusable and the others usable.
         let dup = format!(
-            r#"{{"keys":[{},{}]}}"#,
+            r#"{{"keys":[{},{},{}]}}"#,
             k("a", "request-signing"),
+            k("b", "request-signing"),
             k("a", "request-signing")
         );
-        assert_eq!(
-            parse_jwks(dup.as_bytes()).unwrap_err(),
-            DocumentError::DuplicateKid { kid: "a".into() }
-        );
         let cross = format!(
-            r#"{{"keys":[{},{}]}}"#,
-            k("a", "request-signing"),
-            k("a", "governance-signing")
+            r#"{{"keys":[{},{},{}]}}"#,
+            k("a", "governance-signing"),
+            k("b", "request-signing"),
+            k("a", "request-signing")
         );
-        assert_eq!(
-            parse_jwks(cross.as_bytes()).unwrap_err(),
-            DocumentError::KidReusedAcrossPurposes { kid: "a".into() }
-        );
+        for (doc, want) in [
+            (&dup, DocumentError::DuplicateKid { kid: "a".into() }),
+            (&cross, DocumentError::KidReusedAcrossPurposes { kid: "a".into() }),
+        ] {
+            let (value, jwks) = parse_jwks(doc.as_bytes()).unwrap();
+            assert_eq!(check_kids(&value).unwrap_err(), want);
+            assert_eq!(
+                jwks.get("a").and_then(|e| e.error()),
+                Some(adcp_sigbase::jwk::JwkError::KidCollision)
+            );
+            assert!(jwks.key("b").is_some());
+        }
         let two = format!(
             r#"{{"keys":[{},{}]}}"#,
             k("a", "request-signing"),
@@ -662,6 +780,59 @@ mod tests {
             br#"{"next_update":"2026-04-18T14:15:00Z","revoked_kids":[],"revoked_kids":["x"]}"#
         )
         .is_err());
+    }
+
+    #[test]
+    fn revocation_list_typ_and_issuer() {
+        for typ in [
+            "adcp-gov-revocation+jws",
+            "ADCP-Gov-Revocation+JWS",
+            "application/adcp-gov-revocation+jws",
+            "Application/adcp-gov-revocation+jws",
+        ] {
+            assert!(is_revocation_list_typ(typ), "{typ}");
+        }
+        for typ in [
+            "",
+            "JWT",
+            "adcp-gov+jws",
+            "adcp-gov-revocation",
+            "text/adcp-gov-revocation+jws",
+            "applicatioé",
+        ] {
+            assert!(!is_revocation_list_typ(typ), "{typ}");
+        }
+        let list = |issuer: Option<&str>| RevocationList {
+            issuer: issuer.map(str::to_owned),
+            updated: None,
+            next_update: 0,
+            revoked_kids: HashSet::new(),
+            signed: true,
+        };
+        let expected = canonical_origin("https://seller.example:8443/mcp").unwrap();
+        assert_eq!(expected, "https://seller.example:8443");
+        for ok in ["https://seller.example:8443", "HTTPS://Seller.Example:8443/"] {
+            assert_eq!(list(Some(ok)).check_issuer(&expected), Ok(()), "{ok}");
+        }
+        for bad in [
+            None,
+            Some("https://seller.example"),
+            Some("https://seller.example:8443/mcp"),
+            Some("https://seller.example:8443/?a=1"),
+            Some("seller.example:8443"),
+            Some(""),
+        ] {
+            assert!(
+                matches!(list(bad).check_issuer(&expected), Err(DocumentError::Issuer(_))),
+                "{bad:?}"
+            );
+        }
+        // The default port is not part of the canonical origin.
+        let default_port = canonical_origin("https://seller.example/mcp").unwrap();
+        assert_eq!(
+            list(Some("https://seller.example:443")).check_issuer(&default_port),
+            Ok(())
+        );
     }
 
     #[test]
@@ -693,7 +864,7 @@ mod tests {
         }
 
         #[test]
-        fn jwks_accepted_iff_kids_unique(
+        fn jwks_kid_usable_iff_unique(
             entries in proptest::collection::vec(("[a-c]", prop_oneof![Just("request-signing"), Just("governance-signing")]), 0..6)
         ) {
             let keys: Vec<Value> = entries
@@ -717,17 +888,19 @@ mod tests {
                     break;
                 }
             }
-            match (parse_jwks(&bytes), expected) {
-                (Ok((value, jwks)), None) => {
-                    prop_assert_eq!(jwks.len(), entries.len());
-                    for (i, (kid, purpose)) in entries.iter().enumerate() {
-                        prop_assert_eq!(value["keys"][i]["adcp_use"].as_str(), Some(*purpose));
-                        let member = jwks.key(kid).and_then(|k| k.member("adcp_use").cloned());
-                        prop_assert_eq!(member, Some(Value::from(*purpose)));
-                    }
+            // The set always parses; a kid is usable iff no other entry has it.
+            let (value, jwks) = parse_jwks(&bytes).unwrap();
+            prop_assert_eq!(check_kids(&value).err(), expected);
+            prop_assert_eq!(jwks.len(), entries.len());
+            for (i, (kid, purpose)) in entries.iter().enumerate() {
+                prop_assert_eq!(value["keys"][i]["adcp_use"].as_str(), Some(*purpose));
+                let shared = entries.iter().filter(|(k, _)| k == kid).count() > 1;
+                if shared {
+                    prop_assert!(jwks.key(kid).is_none());
+                } else {
+                    let member = jwks.key(kid).and_then(|k| k.member("adcp_use").cloned());
+                    prop_assert_eq!(member, Some(Value::from(*purpose)));
                 }
-                (Err(e), Some(want)) => prop_assert_eq!(e, want),
-                (got, want) => prop_assert!(false, "got {:?}, want {:?}", got.map(|_| ()), want),
             }
         }
 
@@ -779,6 +952,21 @@ mod tests {
             prop_assert_eq!(list.next_update, secs);
             prop_assert_eq!(&list.revoked_kids, &revoked);
             prop_assert!(!list.signed);
+        }
+
+        #[test]
+        fn revocation_typ_and_issuer_checks_never_panic(text in "\\PC{0,40}") {
+            let _ = is_revocation_list_typ(&text);
+            let list = RevocationList {
+                issuer: Some(text.clone()),
+                updated: None,
+                next_update: 0,
+                revoked_kids: HashSet::new(),
+                signed: true,
+            };
+            if list.check_issuer("https://seller.example").is_ok() {
+                prop_assert_eq!(canonical_origin(&text).unwrap(), "https://seller.example");
+            }
         }
 
         #[test]

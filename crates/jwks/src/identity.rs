@@ -198,7 +198,8 @@ pub struct PublisherPin {
 
 impl PublisherPin {
     /// Builds a pin from `signing_keys[]` entries (public JWKs), applying
-    /// the JWKS rules of [`parse_jwks`] (unique `kid`s, key validation).
+    /// the JWKS rules of [`parse_jwks`] (key validation; a `kid` several
+    /// entries share is unusable, not an error of the pin).
     ///
     /// # Errors
     ///

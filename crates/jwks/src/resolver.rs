@@ -1,7 +1,7 @@
 //! [`HttpsKeyResolver`]: the webhook discovery chain with caching,
 //! kid-miss refetch, and revocation polling.
 
-use crate::documents::{DocumentError, RevocationList, MAX_REVOCATION_LIST_BYTES};
+use crate::documents::{canonical_origin, DocumentError, RevocationList, MAX_REVOCATION_LIST_BYTES};
 use crate::fetch::{FetchConfig, FetchError, Fetcher};
 use crate::identity::{
     resolve_brand_json_url, resolve_well_known, AgentResolution, CapabilitiesSource, ChainOptions, PublisherPin,
@@ -243,6 +243,7 @@ pub struct HttpsKeyResolverBuilder {
     capabilities: Option<Arc<dyn CapabilitiesSource>>,
     options: ChainOptions,
     revocation_list_url: Option<String>,
+    revocation_list_issuer: Option<String>,
     allow_unsigned_revocation_list: bool,
     jwks_ttl_secs: i64,
     fetch: FetchConfig,
@@ -295,9 +296,20 @@ impl HttpsKeyResolverBuilder {
     }
 
     /// Accept a revocation list that is not a JWS (off by default: the spec
-    /// requires the list to be signed by a key of the same JWKS).
+    /// requires the list to be signed by a key of the same JWKS). Its
+    /// `issuer` is checked all the same.
     pub fn allow_unsigned_revocation_list(mut self, allow: bool) -> Self {
         self.allow_unsigned_revocation_list = allow;
+        self
+    }
+
+    /// The origin the revocation list governs, which its `issuer` must
+    /// equal (compared in canonical form). Default: the origin of the
+    /// agent URL, whose keys the list covers. Set it when the operator
+    /// publishes the list under another origin's authority (e.g. its
+    /// brand.json origin).
+    pub fn revocation_list_issuer(mut self, origin: impl Into<String>) -> Self {
+        self.revocation_list_issuer = Some(origin.into());
         self
     }
 
@@ -369,6 +381,13 @@ impl HttpsKeyResolverBuilder {
             .map(|u| policy.check_url(&u))
             .transpose()
             .map_err(|e| DiscoveryError::Untrusted(format!("revocation list url: {e}")))?;
+        let revocation_issuer = match &revocation_list_url {
+            None => None,
+            Some(_) => Some(
+                canonical_origin(self.revocation_list_issuer.as_deref().unwrap_or(&self.agent_url))
+                    .map_err(|e| DiscoveryError::Untrusted(format!("revocation list issuer: {e}")))?,
+            ),
+        };
         let pinned_jwks_uri = self
             .pinned_jwks_uri
             .map(|u| policy.check_url(&u))
@@ -382,6 +401,7 @@ impl HttpsKeyResolverBuilder {
                 options: self.options,
                 last_trace: RwLock::new(None),
                 revocation_list_url,
+                revocation_issuer,
                 allow_unsigned: self.allow_unsigned_revocation_list,
                 jwks_ttl_secs: self.jwks_ttl_secs,
                 fetcher,
@@ -433,6 +453,9 @@ struct Inner {
     options: ChainOptions,
     last_trace: RwLock<Option<(DiscoveryTrace, Option<String>)>>,
     revocation_list_url: Option<Url>,
+    /// The canonical origin the list's `issuer` must equal (set with the
+    /// list URL).
+    revocation_issuer: Option<String>,
     allow_unsigned: bool,
     jwks_ttl_secs: i64,
     fetcher: Fetcher,
@@ -484,6 +507,7 @@ impl HttpsKeyResolver {
             capabilities: None,
             options: ChainOptions::default(),
             revocation_list_url: None,
+            revocation_list_issuer: None,
             allow_unsigned_revocation_list: false,
             jwks_ttl_secs: 5 * 60,
             fetch: FetchConfig::default(),
@@ -671,14 +695,14 @@ impl HttpsKeyResolver {
                 let ttl = self.ttl().await;
                 let jwks_uri = resolution.jwks_uri().cloned();
                 let agent = resolution.agent_entry.url.clone();
-                let mut keys = HashMap::default();
-                if let Some(arr) = resolution.jwks_json.get("keys").and_then(|k| k.as_array()) {
-                    for jwk in arr {
-                        if let Some(key) = ResolvedKey::from_jwk_json(jwk, agent.clone()) {
-                            keys.insert(key.kid().to_owned(), Arc::new(key));
-                        }
-                    }
-                }
+                // A kid several entries share becomes a collision marker
+                // (refused at step 8), whatever the order; the JWKS and its
+                // other kids stay usable. Same for a publisher pin.
+                let keys: HashMap<_, _, foldhash::quality::RandomState> =
+                    ResolvedKey::from_jwks_json(&resolution.jwks_json, &agent)
+                        .into_iter()
+                        .map(|key| (key.kid().to_owned(), Arc::new(key)))
+                        .collect();
                 let found = keys.get(keyid).cloned();
                 let snap = Arc::new(Snapshot {
                     keys,
@@ -804,8 +828,15 @@ impl HttpsKeyResolver {
             .map_err(|e| from_fetch("revocation list", e))?;
         let snapshot = self.current();
         let key_for = |kid: &str| snapshot.as_ref().and_then(|s| s.jwks.key(kid));
-        RevocationList::parse_signed(&body, key_for, self.inner.allow_unsigned)
-            .map_err(|e| from_doc("revocation list", e))
+        let list = RevocationList::parse_signed(&body, key_for, self.inner.allow_unsigned)
+            .map_err(|e| from_doc("revocation list", e))?;
+        // A list for another origin (a shared CDN serving the wrong file)
+        // is not a refresh: the held list and its grace stay in force.
+        if let Some(expected) = &self.inner.revocation_issuer {
+            list.check_issuer(expected)
+                .map_err(|e| from_doc("revocation list", e))?;
+        }
+        Ok(list)
     }
 }
 

@@ -328,12 +328,21 @@ async fn jwks_failures_keep_their_codes() {
         f.run(&f.agent, &c, &request()).await.unwrap_err(),
         "request_signature_jwks_unavailable"
     );
-    let a = key("dup");
-    f.s.set("keys.op.example/jwks.json", ok(jwks(vec![a.clone(), a])));
+    f.s.set("keys.op.example/jwks.json", ok(r#"{"keys":[{"kid":1}]}"#));
     assert_eq!(
         f.run(&f.agent, &c, &request()).await.unwrap_err(),
         "request_signature_jwks_unavailable"
     );
+    // A repeated kid is not a JWKS failure: the chain resolves and only
+    // that kid is unusable (the verifier refuses it at step 8).
+    let a = key("dup");
+    f.s.set("keys.op.example/jwks.json", ok(jwks(vec![a.clone(), key("k2"), a])));
+    let r = f.run(&f.agent, &c, &request()).await.unwrap();
+    assert_eq!(
+        r.jwks.get("dup").and_then(|e| e.error()),
+        Some(adcp_sigbase::jwk::JwkError::KidCollision)
+    );
+    assert!(r.jwks.key("k2").is_some());
 }
 
 #[tokio::test]

@@ -65,7 +65,13 @@ impl Fixture {
     }
 }
 
-fn revocations(next_update: i64, revoked: &[&str]) -> Resp {
+/// An unsigned list (these resolvers allow them) issued by the origin of
+/// the fixture's agent, as the resolver requires by default.
+fn revocations(f: &Fixture, next_update: i64, revoked: &[&str]) -> Resp {
+    revocations_from(&f.server.url("seller.example", ""), next_update, revoked)
+}
+
+fn revocations_from(issuer: &str, next_update: i64, revoked: &[&str]) -> Resp {
     let ts = |t: i64| {
         let secs = t - T0;
         // T0 is 2026-04-18T14:00:00Z; tests stay within that day.
@@ -76,7 +82,10 @@ fn revocations(next_update: i64, revoked: &[&str]) -> Resp {
             secs % 60
         )
     };
-    ok(serde_json::json!({"version": 1, "next_update": ts(next_update), "revoked_kids": revoked}).to_string())
+    ok(
+        serde_json::json!({"version": 1, "issuer": issuer, "next_update": ts(next_update), "revoked_kids": revoked})
+            .to_string(),
+    )
 }
 
 #[tokio::test]
@@ -142,7 +151,7 @@ async fn concurrent_misses_coalesce() {
 #[tokio::test]
 async fn ttl_is_bounded_by_revocation_interval() {
     let f = fixture().await;
-    f.server.set("/revocations.json", revocations(T0 + 120, &[]));
+    f.server.set("/revocations.json", revocations(&f, T0 + 120, &[]));
     let r = f.resolver();
     let k = r.resolve("k1").await.unwrap().unwrap();
     assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Current);
@@ -161,13 +170,13 @@ async fn ttl_is_bounded_by_revocation_interval() {
 #[tokio::test]
 async fn revoked_and_stale() {
     let f = fixture().await;
-    f.server.set("/revocations.json", revocations(T0 + 60, &["k1"]));
+    f.server.set("/revocations.json", revocations(&f, T0 + 60, &["k1"]));
     let r = f.resolver();
     let k = r.resolve("k1").await.unwrap().unwrap();
     assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Revoked);
 
     let f = fixture().await;
-    f.server.set("/revocations.json", revocations(T0 + 60, &[]));
+    f.server.set("/revocations.json", revocations(&f, T0 + 60, &[]));
     let r = f.resolver();
     let k = r.resolve("k1").await.unwrap().unwrap();
     assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Current);
@@ -198,7 +207,7 @@ async fn revoked_and_stale() {
 #[tokio::test]
 async fn unsigned_list_refused_by_default() {
     let f = fixture().await;
-    f.server.set("/revocations.json", revocations(T0 + 60, &[]));
+    f.server.set("/revocations.json", revocations(&f, T0 + 60, &[]));
     let clock = f.clock.clone();
     let r = HttpsKeyResolver::builder(f.agent.clone())
         .fetch_config(fetch_config(&f.server))
@@ -446,23 +455,23 @@ async fn a_failed_refetch_keeps_the_miss_retryable_through_the_cooldown() {
 async fn an_older_or_long_stale_list_is_not_taken() {
     let f = fixture().await;
     f.server.set("/jwks.json", ok(jwks(vec![key("k1"), key("k2")])));
-    f.server.set("/revocations.json", revocations(T0 + 120, &["k2"]));
+    f.server.set("/revocations.json", revocations(&f, T0 + 120, &["k2"]));
     let r = f.resolver();
     let k1 = r.resolve("k1").await.unwrap().unwrap();
     let k2 = r.resolve("k2").await.unwrap().unwrap();
     assert_eq!(r.revocation_status(&k2, T0).await.unwrap(), RevocationStatus::Revoked);
     // At the next poll the CDN serves an older list that revoked nothing.
-    f.server.set("/revocations.json", revocations(T0 + 60, &[]));
+    f.server.set("/revocations.json", revocations(&f, T0 + 60, &[]));
     let now = f.advance(130);
     assert_eq!(r.revocation_status(&k2, now).await.unwrap(), RevocationStatus::Revoked);
     assert_eq!(r.revocation_status(&k1, now).await.unwrap(), RevocationStatus::Current);
     // A list whose next_update is hours past is not a refresh either: once
     // the held list's grace has run out, the status is stale.
-    f.server.set("/revocations.json", revocations(T0 + 120, &["k2"]));
+    f.server.set("/revocations.json", revocations(&f, T0 + 120, &["k2"]));
     let now = f.advance(3 * 3600);
     assert_eq!(r.revocation_status(&k1, now).await.unwrap(), RevocationStatus::Stale);
     // The publisher refreshes: current again.
-    f.server.set("/revocations.json", revocations(now + 300, &["k2"]));
+    f.server.set("/revocations.json", revocations(&f, now + 300, &["k2"]));
     let now = f.advance(61);
     assert_eq!(r.revocation_status(&k1, now).await.unwrap(), RevocationStatus::Current);
 }
@@ -600,4 +609,108 @@ async fn adopt_switch_does_not_override_a_pin() {
     f.move_jwks_uri("/moved.json");
     f.advance(5);
     assert!(matches!(r.resolve_typed("k2").await, Err(DiscoveryError::Untrusted(_))));
+}
+
+/// A `kid` on two JWKS entries with different `adcp_use` (spec: "MUST NOT
+/// collide with any other entry's `kid` regardless of `adcp_use`") is
+/// known but unusable, in either order, and is not a fetch failure: the
+/// JWKS is not "unavailable", the other kids resolve, nothing is refetched.
+#[tokio::test]
+async fn colliding_kid_is_unusable_and_the_jwks_stays_available() {
+    let mut governance = key("k1");
+    governance["adcp_use"] = "governance-signing".into();
+    for keys in [
+        vec![key("k1"), key("k2"), governance.clone()],
+        vec![governance.clone(), key("k2"), key("k1")],
+    ] {
+        let f = fixture().await;
+        f.server.set("/jwks.json", ok(jwks(keys)));
+        let r = f.resolver();
+        let k1 = r.resolve_typed("k1").await.unwrap().expect("a colliding kid is known");
+        assert!(k1.kid_collides());
+        assert!(k1.key().is_err() && k1.adcp_use().is_none());
+        let k2 = r.resolve_typed("k2").await.unwrap().unwrap();
+        assert!(!k2.kid_collides() && k2.key().is_ok());
+        assert_eq!(
+            r.jwks().unwrap().get("k1").and_then(|e| e.error()),
+            Some(adcp_sigbase::jwk::JwkError::KidCollision)
+        );
+        // Cached like any key: no refetch, no negative caching.
+        f.advance(5);
+        assert!(r.resolve("k1").await.unwrap().unwrap().kid_collides());
+        assert_eq!(f.server.hits("/jwks.json"), 1);
+    }
+}
+
+/// The list's `issuer` must be the origin of the agent whose keys it
+/// lists (the governance list rule "`issuer` MUST match the `iss` origin
+/// of tokens this list governs", which the transport list inherits). A
+/// list failing it is not a refresh: the held list stands until its
+/// grace runs out, then the status is stale.
+#[tokio::test]
+async fn revocation_list_issuer_must_be_the_agent_origin() {
+    let f = fixture().await;
+    let origin = f.server.url("seller.example", "");
+    let port = f.server.port;
+    let wrong = [
+        "https://other.example".to_owned(),
+        // The origin without its port (another origin).
+        "https://seller.example".to_owned(),
+        format!("http://seller.example:{port}"),
+        format!("{origin}/mcp"),
+        format!("{origin}/?x=1"),
+        "not a url".to_owned(),
+    ];
+    // Never a good list: stale at once, whatever the wrong issuer.
+    for issuer in &wrong {
+        f.server
+            .set("/revocations.json", revocations_from(issuer, T0 + 60, &[]));
+        let r = f.resolver();
+        let k = r.resolve("k1").await.unwrap().unwrap();
+        assert_eq!(
+            r.revocation_status(&k, T0).await.unwrap(),
+            RevocationStatus::Stale,
+            "{issuer}"
+        );
+    }
+    // No issuer at all.
+    let bare = serde_json::json!({"next_update": "2026-04-18T14:01:00Z", "revoked_kids": []});
+    f.server.set("/revocations.json", ok(bare.to_string()));
+    let r = f.resolver();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Stale);
+
+    // Compared in canonical form.
+    let spelled = format!("HTTPS://Seller.EXAMPLE:{port}/");
+    f.server
+        .set("/revocations.json", revocations_from(&spelled, T0 + 60, &[]));
+    let r = f.resolver();
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Current);
+
+    // A good list held, then one from another origin revoking k1: not
+    // taken (k1 stays current), and the grace runs out.
+    f.server
+        .set("/revocations.json", revocations_from(&wrong[0], T0 + 120, &["k1"]));
+    assert_eq!(
+        r.revocation_status(&k, T0 + 61).await.unwrap(),
+        RevocationStatus::Current
+    );
+    assert_eq!(
+        r.revocation_status(&k, T0 + 301).await.unwrap(),
+        RevocationStatus::Stale
+    );
+
+    // An explicitly configured issuer origin replaces the agent's.
+    f.server.set(
+        "/revocations.json",
+        revocations_from("https://ops.example", T0 + 60, &[]),
+    );
+    let r = f.resolver_with(|b| {
+        b.revocation_list_url(f.server.url("seller.example", "/revocations.json"))
+            .allow_unsigned_revocation_list(true)
+            .revocation_list_issuer("https://OPS.example/")
+    });
+    let k = r.resolve("k1").await.unwrap().unwrap();
+    assert_eq!(r.revocation_status(&k, T0).await.unwrap(), RevocationStatus::Current);
 }

@@ -8,9 +8,11 @@
 //!   with an adapter for [`http::Request`].
 //! - [`SignatureInput`] / [`Signatures`]: strict parsing of the two headers.
 //!   Lines are combined per RFC 9110 first, so a label repeated on a second
-//!   line is a duplicate, never a fresh start. Duplicate labels and
-//!   parameters, unquoted string parameters, non-integer `created` /
-//!   `expires` and malformed component identifiers are typed [`Error`]s.
+//!   line is a duplicate, never a fresh start. For the processed label
+//!   (`sig1`), duplicate labels and parameters, unquoted string
+//!   parameters, non-integer `created` / `expires` and malformed component
+//!   identifiers are typed [`Error`]s; other members only have to be valid
+//!   RFC 8941 and are otherwise set aside (a verifier ignores them).
 //! - [`signature_base`]: the exact RFC 9421 §2.5 bytes, with every derived
 //!   component of §2.2 and the `sf`, `key`, `bs`, `req`, `tr` field
 //!   parameters. A profile can supply its canonical `@target-uri` and

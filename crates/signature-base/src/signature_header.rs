@@ -10,16 +10,21 @@
 //! encoding the caller selected, so the encoding is a choice, never a
 //! fallback.
 //!
-//! A member is judged as soon as its key is read: a repeated key is
-//! [`Error::DuplicateLabel`] and a key not followed by `=:` is
-//! [`Error::NotByteSequence`], whatever follows; anything else that is not
-//! well-formed is [`Error::HeaderMalformed`].
+//! As for `Signature-Input`, one member is processed strictly
+//! ([`SignatureInput::PROCESSED_LABEL`](crate::SignatureInput::PROCESSED_LABEL),
+//! `sig1`, unless the caller names another) and the others only have to be
+//! well-formed: one that is repeated, not a byte sequence or carries
+//! parameters is set aside, and [`Signatures::decode`] of its label
+//! reports the problem. The processed member is judged as soon as its key
+//! is read: a repeated key is [`Error::DuplicateLabel`] and a key not
+//! followed by `=:` is [`Error::NotByteSequence`], whatever follows;
+//! anything else that is not well-formed is [`Error::HeaderMalformed`].
 
 use crate::encoding::BinaryEncoding;
 use crate::error::SignatureHeader;
 use crate::message::Message;
 use crate::sf_dictionary::{self, DictionaryError, ErrorKind, RawValue, Span};
-use crate::Error;
+use crate::{Error, SignatureInput};
 use smallvec::SmallVec;
 
 /// Largest `Signature` (all lines combined) accepted, in bytes.
@@ -38,13 +43,38 @@ pub const MAX_SIGNATURE_LEN: usize = 8 * 1024;
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Signatures {
-    /// Inline for the one member every signer sends.
+    /// The usable members. Inline for the one member every signer sends.
     members: SmallVec<[(String, String); 1]>,
+    /// Well-formed members other than the processed one that are not
+    /// usable, with the first problem found; empty (no allocation) on the
+    /// common path.
+    set_aside: Vec<(String, Error)>,
 }
 
 impl Signatures {
-    /// Parses a `Signature` field value (all lines already combined).
+    /// Parses a `Signature` field value (all lines already combined),
+    /// processing
+    /// [`SignatureInput::PROCESSED_LABEL`](crate::SignatureInput::PROCESSED_LABEL)
+    /// (`sig1`); see [`parse_for`](Self::parse_for).
     pub fn parse(value: &[u8]) -> Result<Self, Error> {
+        Self::parse_for(value, SignatureInput::PROCESSED_LABEL)
+    }
+
+    /// Parses a `Signature` field value (all lines already combined),
+    /// processing the member labelled `processed`: the field must be a
+    /// well-formed Dictionary and that member, if present, a single
+    /// parameterless byte sequence. Other members with a problem are set
+    /// aside; [`decode`](Self::decode) of their label reports it.
+    ///
+    /// ```
+    /// use adcp_sigbase::{encoding::BinaryEncoding, Error, Signatures};
+    /// let sigs = Signatures::parse(b"sig1=:AQID:, relay=abc")?;
+    /// assert_eq!(sigs.labels().collect::<Vec<_>>(), ["sig1"]);
+    /// assert_eq!(sigs.decode("relay", BinaryEncoding::Base64Padded), Err(Error::NotByteSequence { label: "relay".into() }));
+    /// assert!(Signatures::parse(b"sig1=abc, relay=:AQID:").is_err());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn parse_for(value: &[u8], processed: &str) -> Result<Self, Error> {
         if value.len() > MAX_SIGNATURE_LEN {
             return Err(Error::HeaderTooLong {
                 header: SignatureHeader::Signature,
@@ -54,32 +84,65 @@ impl Signatures {
         if let Some(single) = Self::single_member(value) {
             return Ok(single);
         }
-        Self::parse_dictionary(value)
+        Self::parse_dictionary(value, processed)
     }
 
-    /// The general path of [`parse`](Self::parse): the whole Dictionary.
-    fn parse_dictionary(value: &[u8]) -> Result<Self, Error> {
-        let mut members: SmallVec<[(String, String); 1]> = SmallVec::new();
+    /// The general path of [`parse_for`](Self::parse_for): the whole
+    /// Dictionary.
+    fn parse_dictionary(value: &[u8], processed: &str) -> Result<Self, Error> {
+        let mut out = Signatures::default();
         // No member cap: MAX_SIGNATURE_LEN bounds the work.
         for member in sf_dictionary::members(value, usize::MAX) {
-            let member = member.map_err(|e| member_error(value, &members, &e))?;
+            let member = member.map_err(|e| member_error(value, &out.members, processed, &e))?;
             let label = text(value, member.key);
-            check_unique(&members, &label)?;
-            let RawValue::ByteSequence(token) = member.value else {
-                return Err(Error::NotByteSequence { label });
+            let problem = if out.has_label(&label) {
+                Error::DuplicateLabel {
+                    header: SignatureHeader::Signature,
+                    label: label.clone(),
+                }
+            } else {
+                match member.value {
+                    RawValue::ByteSequence(token) if member.parameters => malformed(format!(
+                        "parameters on Signature members are not supported at byte {}",
+                        token.end + 1
+                    )),
+                    RawValue::ByteSequence(token) => {
+                        out.members.push((label, text(value, token)));
+                        continue;
+                    }
+                    RawValue::Other(_) => Error::NotByteSequence { label: label.clone() },
+                }
             };
-            if member.parameters {
-                return Err(malformed(format!(
-                    "parameters on Signature members are not supported at byte {}",
-                    token.end + 1
-                )));
+            if label == processed {
+                return Err(problem);
             }
-            members.push((label, text(value, token)));
+            out.set_aside(label, problem);
         }
-        if members.is_empty() {
+        if out.members.is_empty() && out.set_aside.is_empty() {
             return Err(malformed(format!("empty dictionary at byte {}", value.len())));
         }
-        Ok(Signatures { members })
+        Ok(out)
+    }
+
+    /// Whether `label` was seen, usable or set aside.
+    fn has_label(&self, label: &str) -> bool {
+        self.members.iter().any(|(l, _)| l == label) || self.set_aside.iter().any(|(l, _)| l == label)
+    }
+
+    /// Sets the member `label` aside for `problem`; a label seen before
+    /// loses its usable entry and keeps one record.
+    fn set_aside(&mut self, label: String, problem: Error) {
+        self.members.retain(|(l, _)| *l != label);
+        match self.set_aside.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, existing)) => *existing = problem,
+            None => self.set_aside.push((label, problem)),
+        }
+    }
+
+    /// Members set aside (well-formed, not the processed one, not a usable
+    /// byte sequence): label and the first problem found, in received order.
+    pub fn set_aside_members(&self) -> impl Iterator<Item = (&str, &Error)> {
+        self.set_aside.iter().map(|(l, e)| (l.as_str(), e))
     }
 
     /// The form every signer emits, `label=:TOKEN:` and nothing else, read
@@ -100,34 +163,52 @@ impl Signatures {
         let token = std::str::from_utf8(token).ok()?.to_owned();
         Some(Signatures {
             members: smallvec::smallvec![(label, token)],
+            set_aside: Vec::new(),
         })
     }
 
-    /// Parses every `Signature` line of `msg`, combined per RFC 9110.
-    /// `Ok(None)` when the header is absent.
+    /// Parses every `Signature` line of `msg`, combined per RFC 9110,
+    /// processing `sig1`. `Ok(None)` when the header is absent.
     pub fn from_message(msg: &Message<'_>) -> Result<Option<Self>, Error> {
+        Self::from_message_for(msg, SignatureInput::PROCESSED_LABEL)
+    }
+
+    /// [`from_message`](Self::from_message) processing the member labelled
+    /// `processed`.
+    pub fn from_message_for(msg: &Message<'_>, processed: &str) -> Result<Option<Self>, Error> {
         match msg.combined_field("signature")? {
-            Some(v) => Self::parse(&v).map(Some),
+            Some(v) => Self::parse_for(&v, processed).map(Some),
             None => Ok(None),
         }
     }
 
-    /// The raw token of `label` (between the colons), if present.
+    /// The raw token of `label` (between the colons), if it is a usable
+    /// member.
     pub fn get(&self, label: &str) -> Option<&str> {
         self.members.iter().find(|(l, _)| l == label).map(|(_, t)| t.as_str())
     }
 
-    /// Labels in received order.
+    /// Labels of the usable members, in received order.
     pub fn labels(&self) -> impl Iterator<Item = &str> {
         self.members.iter().map(|(l, _)| l.as_str())
     }
 
-    /// Decodes the signature of `label` with `encoding`, strictly.
+    /// Decodes the signature of `label` with `encoding`, strictly. A
+    /// set-aside member's problem, or [`Error::LabelNotFound`], when there
+    /// is no usable member of that label.
     pub fn decode(&self, label: &str, encoding: BinaryEncoding) -> Result<Vec<u8>, Error> {
-        let token = self.get(label).ok_or_else(|| Error::LabelNotFound {
-            header: SignatureHeader::Signature,
-            label: label.to_owned(),
-        })?;
+        let token = match self.get(label) {
+            Some(token) => token,
+            None => {
+                return Err(match self.set_aside.iter().find(|(l, _)| l == label) {
+                    Some((_, problem)) => problem.clone(),
+                    None => Error::LabelNotFound {
+                        header: SignatureHeader::Signature,
+                        label: label.to_owned(),
+                    },
+                })
+            }
+        };
         encoding.decode(token).map_err(|source| Error::SignatureEncoding {
             label: label.to_owned(),
             source,
@@ -153,26 +234,20 @@ fn malformed(detail: String) -> Error {
     }
 }
 
-/// [`Error::DuplicateLabel`] if `label` is already among `members`.
-fn check_unique(members: &[(String, String)], label: &str) -> Result<(), Error> {
-    if members.iter().any(|(l, _)| l == label) {
-        return Err(Error::DuplicateLabel {
-            header: SignatureHeader::Signature,
-            label: label.to_owned(),
-        });
-    }
-    Ok(())
-}
-
-/// The error for a parse failure after `members`: when it lies inside a
-/// member whose key was read, a repeated key is [`Error::DuplicateLabel`]
-/// and a key not followed by `=:` is [`Error::NotByteSequence`], as for a
-/// well-formed member; otherwise [`Error::HeaderMalformed`].
-fn member_error(input: &[u8], members: &[(String, String)], e: &DictionaryError) -> Error {
-    if let Some(key) = e.key {
+/// The error for a parse failure after `members`: when it lies inside the
+/// processed member and its key was read, a repeated key is
+/// [`Error::DuplicateLabel`] and a key not followed by `=:` is
+/// [`Error::NotByteSequence`], as for a well-formed member; otherwise
+/// [`Error::HeaderMalformed`]. (The processed label is never set aside, so
+/// `members` holds it if it was seen.)
+fn member_error(input: &[u8], members: &[(String, String)], processed: &str, e: &DictionaryError) -> Error {
+    if let Some(key) = e.key.filter(|k| k.of(input) == processed.as_bytes()) {
         let label = text(input, key);
-        if let Err(duplicate) = check_unique(members, &label) {
-            return duplicate;
+        if members.iter().any(|(l, _)| *l == label) {
+            return Error::DuplicateLabel {
+                header: SignatureHeader::Signature,
+                label,
+            };
         }
         if !input.get(key.end..).is_some_and(|rest| rest.starts_with(b"=:")) {
             return Error::NotByteSequence { label };
@@ -306,7 +381,7 @@ mod tests {
             suffix in proptest::sample::select(vec![":", "", ": ", ":;a=1", ":, sig2=:AA==:", "::"]),
         ) {
             let field = format!("{label}=:{token}{suffix}");
-            let full = Signatures::parse_dictionary(field.as_bytes());
+            let full = Signatures::parse_dictionary(field.as_bytes(), "sig1");
             proptest::prop_assert_eq!(Signatures::parse(field.as_bytes()), full.clone());
             if let Some(fast) = Signatures::single_member(field.as_bytes()) {
                 proptest::prop_assert_eq!(Ok(fast), full);

@@ -43,3 +43,33 @@ fn five_component_webhook_base_needs_a_handful_of_allocations() {
     assert!(base.as_bytes().starts_with(b"\"@method\": POST\n"));
     assert!(n <= 3, "{n} allocations to build the base");
 }
+
+/// The headers every signer sends: one `sig1` member each.
+const SIG1_INPUT: &str = concat!(
+    r#"sig1=("@method" "@target-uri" "@authority" "content-type" "content-digest");created=1776520800;"#,
+    r#"expires=1776521100;nonce="KXYnfEfJ0PBRZXQyVXfVQA";keyid="test-ed25519-webhook-2026";alg="ed25519";"#,
+    r#"tag="adcp/webhook-signing/v1""#
+);
+const SIG1_SIGNATURE: &str =
+    "sig1=:nqTKCpjlqf1OqZPuJyPeiF7HJ01G8KmPNSzzmad0PAJv7OUVKthI7ks_j4G-6x1H4mBpXDIISgX_iZQiYvG7Dg:";
+
+/// Parsing the single-`sig1` headers allocates what the parsed value
+/// holds and nothing for the extra-label handling (the set-aside lists stay
+/// empty and unallocated). The bounds are the counts measured before
+/// extra labels were tolerated.
+#[test]
+fn single_sig1_headers_parse_without_extra_allocations() {
+    use adcp_sigbase::Signatures;
+    let _ = SignatureInput::parse(SIG1_INPUT.as_bytes()).unwrap();
+    let mut input = None;
+    let n = allocations_during(|| input = Some(SignatureInput::parse(SIG1_INPUT.as_bytes()).unwrap()));
+    assert_eq!(input.unwrap().len(), 1);
+    // Label, component list, parameter list, four string values, the
+    // received serialization.
+    assert!(n <= 8, "{n} allocations to parse Signature-Input");
+    let mut sigs = None;
+    let m = allocations_during(|| sigs = Some(Signatures::parse(SIG1_SIGNATURE.as_bytes()).unwrap()));
+    assert!(sigs.unwrap().get("sig1").is_some());
+    // Label and token.
+    assert!(m <= 2, "{m} allocations to parse Signature");
+}

@@ -282,6 +282,39 @@ fn conformance_signature_tokens() {
     assert_eq!(URL.decode(&legacy_in_32).unwrap().len(), 64);
 }
 
+/// A 22-symbol nonce whose last symbol carries non-zero unused bits: the
+/// strict decoder refuses it, the nonce decoder reads the same 16 bytes as
+/// the canonical spelling, and nothing else is relaxed.
+#[test]
+fn trailing_bits_can_be_ignored_and_nothing_else() {
+    let canonical = "KXYnfEfJ0PBRZXQyVXfVQA";
+    let odd = "KXYnfEfJ0PBRZXQyVXfVQB";
+    assert_eq!(URL.decode(odd), Err(EncodingError::NonCanonical { offset: 21 }));
+    let bytes = URL.decode(canonical).unwrap();
+    assert_eq!(bytes.len(), 16);
+    assert_eq!(URL.decode_ignoring_trailing_bits(odd).unwrap(), bytes);
+    assert_eq!(URL.decode_ignoring_trailing_bits(canonical).unwrap(), bytes);
+    assert_eq!(PADDED.decode_ignoring_trailing_bits("AR==").unwrap(), [1]);
+    for (text, expected) in [
+        ("KXYnfEfJ0PBRZXQyVXfVQB==", padding(22, PaddingErrorKind::Unexpected)),
+        (
+            "KXYnfEfJ0PBRZXQyVXfVQ+",
+            EncodingError::WrongAlphabet {
+                offset: 21,
+                byte: b'+',
+                expected: URL,
+            },
+        ),
+        (
+            "KXYnfEfJ0PBRZXQyVXfVQ.",
+            EncodingError::InvalidCharacter { offset: 21, byte: b'.' },
+        ),
+        ("KXYnfEfJ0PBRZXQyVXfVQ", EncodingError::InvalidLength { symbols: 21 }),
+    ] {
+        assert_eq!(URL.decode_ignoring_trailing_bits(text), Err(expected), "{text:?}");
+    }
+}
+
 /// Strings over both alphabets and `=`, biased towards near-valid values.
 fn base64ish() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -329,6 +362,33 @@ proptest! {
         match EITHER.decode(&text) {
             Ok(bytes) => prop_assert!(padded.as_ref() == Ok(&bytes) || url.as_ref() == Ok(&bytes)),
             Err(_) => prop_assert!(padded.is_err() && url.is_err()),
+        }
+    }
+
+    /// The lenient decoder accepts what the strict one does (same bytes)
+    /// plus exactly the values refused only for trailing bits, and those
+    /// read as the bytes of their canonical spelling.
+    #[test]
+    fn ignoring_trailing_bits_relaxes_only_trailing_bits(text in base64ish()) {
+        for encoding in [PADDED, URL] {
+            let strict = encoding.decode(&text);
+            match (encoding.decode_ignoring_trailing_bits(&text), &strict) {
+                (Ok(lax), Ok(bytes)) => prop_assert_eq!(&lax, bytes),
+                (Ok(lax), Err(e)) => {
+                    prop_assert!(matches!(e, EncodingError::NonCanonical { .. }), "{:?}", e);
+                    // Same spelling but for the last symbol.
+                    let canonical = encoding.encode(&lax);
+                    let last = text.trim_end_matches('=').len() - 1;
+                    prop_assert_eq!(canonical.len(), text.len());
+                    prop_assert_eq!(&canonical[..last], &text[..last]);
+                    prop_assert_eq!(&canonical[last + 1..], &text[last + 1..]);
+                }
+                (Err(lax), Err(e)) => {
+                    prop_assert!(!matches!(e, EncodingError::NonCanonical { .. }), "{:?}", e);
+                    prop_assert_eq!(&lax, e);
+                }
+                (Err(lax), Ok(_)) => prop_assert!(false, "{:?} refused leniently: {:?}", text, lax),
+            }
         }
     }
 

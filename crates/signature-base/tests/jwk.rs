@@ -803,18 +803,6 @@ fn jwks_structure_errors() {
     assert_eq!(parse(json!({"keys": {}})), Some(invalid(JwkMember::Keys)));
     assert_eq!(parse(json!({"keys": [ed25519(), 1]})), Some(invalid(JwkMember::Keys)));
     assert_eq!(parse(json!({"keys": [null]})), Some(invalid(JwkMember::Keys)));
-    // Duplicate kid, usable or not.
-    let a = with(&ed25519(), "kid", Some(json!("a")));
-    let rsa_a = json!({"kid": "a", "kty": "RSA"});
-    let b = with(&p256(), "kid", Some(json!("b")));
-    assert_eq!(
-        parse(json!({"keys": [a.clone(), b.clone(), a.clone()]})),
-        Some(JwkError::DuplicateKid { index: 2 })
-    );
-    assert_eq!(
-        parse(json!({"keys": [rsa_a, a.clone()]})),
-        Some(JwkError::DuplicateKid { index: 1 })
-    );
     // Keys without a kid never collide.
     assert_eq!(
         Jwks::from_json_value(&json!({"keys": [ed25519(), ed25519()]}))
@@ -822,11 +810,53 @@ fn jwks_structure_errors() {
             .len(),
         2
     );
-    let dup = Jwk::from_json_value(&a).unwrap();
+    // Building a set to publish with a repeated kid is a caller error.
+    let dup = Jwk::from_json_value(&with(&ed25519(), "kid", Some(json!("a")))).unwrap();
     assert_eq!(
         Jwks::from_keys([dup.clone(), dup]).err(),
         Some(JwkError::DuplicateKid { index: 1 })
     );
+}
+
+/// A `kid` on several entries (spec: a signing JWK's `kid` "MUST NOT
+/// collide with any other entry's `kid` regardless of `adcp_use`") makes
+/// every entry with it unusable, whatever their order, purposes or
+/// usability, and leaves the set and its other kids usable.
+#[test]
+fn colliding_kids_are_unusable_in_either_order() {
+    let purpose = |jwk: &Value, kid: &str, adcp_use: &str| {
+        with(&with(jwk, "kid", Some(json!(kid))), "adcp_use", Some(json!(adcp_use)))
+    };
+    let request = purpose(&ed25519(), "a", "request-signing");
+    let governance = purpose(&p256(), "a", "governance-signing");
+    let rsa = json!({"kid": "a", "kty": "RSA", "adcp_use": "request-signing"});
+    let other = purpose(&p256(), "b", "request-signing");
+    for keys in [
+        vec![request.clone(), governance.clone(), other.clone()],
+        vec![governance.clone(), other.clone(), request.clone()],
+        vec![other.clone(), request.clone(), request.clone()],
+        vec![rsa.clone(), request.clone(), other.clone()],
+        vec![request.clone(), other.clone(), rsa.clone()],
+    ] {
+        let text = json!({ "keys": keys }).to_string();
+        let jwks = Jwks::parse(text.as_bytes()).unwrap();
+        assert_eq!(jwks.len(), 3, "{text}");
+        assert_eq!(
+            jwks.get("a").and_then(JwksEntry::error),
+            Some(JwkError::KidCollision),
+            "{text}"
+        );
+        assert!(jwks.key("a").is_none(), "{text}");
+        let colliding = jwks.entries().iter().filter(|e| e.kid() == Some("a"));
+        assert!(colliding.clone().count() == 2, "{text}");
+        for entry in colliding {
+            assert_eq!(entry.error(), Some(JwkError::KidCollision), "{text}");
+            // Still listed with its members, for diagnostics.
+            assert!(entry.member("adcp_use").is_some(), "{text}");
+        }
+        assert_eq!(jwks.keys().count(), 1, "{text}");
+        assert!(jwks.key("b").is_some(), "{text}");
+    }
 }
 
 #[test]
@@ -937,6 +967,7 @@ fn errors_display_without_key_material() {
         JwkError::PrivateKeyMismatch,
         JwkError::MissingPrivateKey,
         JwkError::DuplicateKid { index: 3 },
+        JwkError::KidCollision,
         JwkError::ReservedMember,
         JwkError::Crypto {
             error: CryptoError::KeyExportFailed,

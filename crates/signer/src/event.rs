@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::{Body, IdempotencyKey, OsRandom, RandomSource, SignError};
+use adcp_strict_json::Limits;
 
 /// One logical webhook event: its `idempotency_key` and its body bytes,
 /// fixed when the event is built.
@@ -99,10 +100,28 @@ impl WebhookEvent {
     ///
     /// As [`WebhookEvent::new`], without `randomness_unavailable`.
     pub fn with_idempotency_key<T: Serialize + ?Sized>(key: IdempotencyKey, payload: &T) -> Result<Self, SignError> {
-        let body = Body::json(&Envelope {
-            idempotency_key: key.as_str(),
-            payload,
-        })?;
+        Self::with_idempotency_key_and_limits(key, payload, &Limits::default())
+    }
+
+    /// As [`WebhookEvent::with_idempotency_key`], checking the body with
+    /// `limits` instead of the default 1 MiB: a seller whose receivers
+    /// accept larger bodies raises it to their limit.
+    ///
+    /// # Errors
+    ///
+    /// As [`WebhookEvent::with_idempotency_key`].
+    pub fn with_idempotency_key_and_limits<T: Serialize + ?Sized>(
+        key: IdempotencyKey,
+        payload: &T,
+        limits: &Limits,
+    ) -> Result<Self, SignError> {
+        let body = Body::json_with_limits(
+            &Envelope {
+                idempotency_key: key.as_str(),
+                payload,
+            },
+            limits,
+        )?;
         Ok(Self { key, body })
     }
 
@@ -116,7 +135,17 @@ impl WebhookEvent {
     /// `invalid_json_input`), then `payload_not_object`,
     /// `idempotency_key_missing`, `idempotency_key_invalid`.
     pub fn from_json_bytes(bytes: impl Into<Vec<u8>>) -> Result<Self, SignError> {
-        let body = Body::from_json_bytes(bytes)?;
+        Self::from_json_bytes_with_limits(bytes, &Limits::default())
+    }
+
+    /// As [`WebhookEvent::from_json_bytes`], checking the body with
+    /// `limits` instead of the default 1 MiB.
+    ///
+    /// # Errors
+    ///
+    /// As [`WebhookEvent::from_json_bytes`].
+    pub fn from_json_bytes_with_limits(bytes: impl Into<Vec<u8>>, limits: &Limits) -> Result<Self, SignError> {
+        let body = Body::from_json_bytes_with_limits(bytes, limits)?;
         if !body.as_str().trim_start().starts_with('{') {
             return Err(SignError::PayloadNotObject);
         }

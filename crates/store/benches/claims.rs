@@ -85,6 +85,7 @@ fn event(e: &(String, String)) -> SenderKey<'_> {
 
 fn nonce(n: &(String, [u8; 16])) -> ReplayKey<'_> {
     ReplayKey {
+        agent: None,
         keyid: &n.0,
         nonce: &n.1,
         scope: None,

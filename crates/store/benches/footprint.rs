@@ -87,6 +87,7 @@ fn child(shape: &str, entries: usize) {
             for n in 0..entries as u64 {
                 let nonce = nonce16(n);
                 let key = ReplayKey {
+                    agent: None,
                     keyid: &keyids[(n % spread) as usize],
                     nonce: &nonce,
                     scope: None,
@@ -169,6 +170,7 @@ async fn fill_replay<S: ReplayStore + 'static>(store: Arc<S>, n: usize) {
                 let nonce = nonce16(i as u64);
                 let keyid = format!("seller-key-{}", i % 64);
                 let key = ReplayKey {
+                    agent: None,
                     keyid: &keyid,
                     nonce: &nonce,
                     scope: None,
@@ -375,7 +377,7 @@ fn main() {
             .unwrap(),
         );
         let n = db_entries;
-        let replay_size = pg_size_sql(&schema, &["replay", "replay_counts", "replay_total"]);
+        let replay_size = pg_size_sql(&schema, &["replay", "replay_cap_counts", "replay_total"]);
         let idem_size = pg_size_sql(&schema, &["idempotency", "idempotency_counts"]);
         let (r0, i0, w0) = (
             pg_scalar(&pg_url, &replay_size).await,

@@ -37,7 +37,7 @@
 //! let rt = tokio::runtime::Builder::new_current_thread().build()?;
 //! rt.block_on(async {
 //!     // Transport replay dedup (checklist step 13).
-//!     let nonce = ReplayKey { keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
+//!     let nonce = ReplayKey { agent: None, keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
 //!     assert_eq!(store.insert(nonce, now + 360, now).await?, InsertOutcome::Inserted);
 //!     assert_eq!(store.insert(nonce, now + 360, now).await?, InsertOutcome::Replayed);
 //!
@@ -207,7 +207,7 @@ impl Default for StoreOptions {
 /// let rt = tokio::runtime::Builder::new_current_thread().build()?;
 /// rt.block_on(async {
 ///     let store = open(&url, StoreOptions::default()).await?;
-///     let key = ReplayKey { keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
+///     let key = ReplayKey { agent: None, keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
 ///     assert_eq!(store.insert(key, 1_776_521_160, 1_776_520_800).await?, InsertOutcome::Inserted);
 ///     Ok::<(), Box<dyn std::error::Error>>(())
 /// })?;

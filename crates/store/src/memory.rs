@@ -12,7 +12,7 @@ use crate::idempotency::{
     ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError,
     IdempotencyRecord, IdempotencyStore, MemoryIdempotencyStore, SenderKey,
 };
-use adcp_verify::replay::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::replay::{CapKey, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 
 /// The in-memory replay cache and idempotency store behind one value.
@@ -25,7 +25,7 @@ use async_trait::async_trait;
 /// let store = MemoryStore::new(ReplayLimits::webhook(), IdempotencyConfig::default())?;
 /// let rt = tokio::runtime::Builder::new_current_thread().build()?;
 /// rt.block_on(async {
-///     let nonce = ReplayKey { keyid: "k1", nonce: b"0123456789abcdef", scope: None };
+///     let nonce = ReplayKey { agent: None, keyid: "k1", nonce: b"0123456789abcdef", scope: None };
 ///     assert_eq!(store.insert(nonce, 1_000_360, 1_000_000).await?, InsertOutcome::Inserted);
 ///     let event = SenderKey { sender: "https://seller.example/mcp", idempotency_key: "whk_1" };
 ///     assert!(matches!(store.claim(event, Fingerprint(&[1; 32]), 1_000_000).await?, ClaimOutcome::Claimed(_)));
@@ -55,8 +55,8 @@ impl MemoryStore {
 
 #[async_trait]
 impl ReplayStore for MemoryStore {
-    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
-        self.replay.keyid_cap_reached(keyid, now).await
+    async fn keyid_cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
+        self.replay.keyid_cap_reached(cap, now).await
     }
 
     async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError> {
@@ -67,8 +67,8 @@ impl ReplayStore for MemoryStore {
         self.replay.insert(key, expires_at, now).await
     }
 
-    fn keyid_cap_reached_now(&self, keyid: &str, now: i64) -> Option<Result<bool, StoreError>> {
-        self.replay.keyid_cap_reached_now(keyid, now)
+    fn keyid_cap_reached_now(&self, cap: CapKey<'_>, now: i64) -> Option<Result<bool, StoreError>> {
+        self.replay.keyid_cap_reached_now(cap, now)
     }
 
     fn insert_now(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Option<Result<InsertOutcome, StoreError>> {

@@ -6,7 +6,18 @@
 //! `synchronous_commit` (default `on`: flushed to the WAL; with synchronous
 //! replication, also on a standby). The store creates its schema and tables
 //! at connection time ([`PostgresOptions::schema`], migrations are
-//! idempotent `CREATE … IF NOT EXISTS`).
+//! idempotent `CREATE … IF NOT EXISTS` / `ADD COLUMN IF NOT EXISTS`, run as
+//! one transaction under an advisory lock so concurrent connects serialize).
+//!
+//! Replay rows are unique on `(keyid, scope, nonce)` and carry the signer's
+//! agent (`agented`, `agent`) only to be counted per `(agent, keyid)` for
+//! the per-keyid cap, in `replay_cap_counts`. A schema created by an older
+//! version (per-keyid `replay_counts`) is migrated in place at connect: the
+//! agent columns are added (existing rows join the `agent: None`
+//! partition, what they were counted as), the new counters are rebuilt
+//! from the rows and the old table is dropped, so an older process still
+//! connected fails closed (`relation does not exist`) instead of reading
+//! counts that no longer move.
 //!
 //! Atomicity: a replay insert locks the one aggregate counter row (so the
 //! per-keyid and aggregate caps are exact under concurrency); a claim of an
@@ -26,7 +37,7 @@ use crate::idempotency::{
     plan_claim, record_from_columns, ClaimOutcome, ClaimStep, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig,
     IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use std::fmt;
 use std::future::Future;
@@ -86,7 +97,7 @@ struct Sql {
     delete_expired_replay: String,
     lock_total: String,
     replay_held: String,
-    keyid_count: String,
+    cap_count: String,
     replay_insert: String,
     select_record: String,
     delete_expired_sender: String,
@@ -104,29 +115,53 @@ struct Sql {
 
 impl Sql {
     fn new(s: &str) -> Self {
+        // One simple-query batch runs as one implicit transaction (rolled
+        // back whole on error); the advisory lock, keyed by the schema name,
+        // serializes stores connecting at once, so the one-time counter
+        // rebuild below cannot interleave with another store's.
         let migrate = format!(
-            "CREATE SCHEMA IF NOT EXISTS {s};
+            "SELECT pg_advisory_xact_lock(hashtext('adcp_store_migrate:{s}'));
+CREATE SCHEMA IF NOT EXISTS {s};
 CREATE TABLE IF NOT EXISTS {s}.replay (
     keyid TEXT NOT NULL, scoped BOOLEAN NOT NULL, scope TEXT NOT NULL, nonce BYTEA NOT NULL,
-    expires_at BIGINT NOT NULL, PRIMARY KEY (keyid, scoped, scope, nonce));
+    expires_at BIGINT NOT NULL, agented BOOLEAN NOT NULL DEFAULT false, agent TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (keyid, scoped, scope, nonce));
+ALTER TABLE {s}.replay ADD COLUMN IF NOT EXISTS agented BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE {s}.replay ADD COLUMN IF NOT EXISTS agent TEXT NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS replay_expires ON {s}.replay (expires_at);
-CREATE TABLE IF NOT EXISTS {s}.replay_counts (keyid TEXT PRIMARY KEY, n BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS {s}.replay_cap_counts (
+    keyid TEXT NOT NULL, agented BOOLEAN NOT NULL, agent TEXT NOT NULL, n BIGINT NOT NULL,
+    PRIMARY KEY (keyid, agented, agent));
 CREATE TABLE IF NOT EXISTS {s}.replay_total (id INT PRIMARY KEY CHECK (id = 0), n BIGINT NOT NULL);
 INSERT INTO {s}.replay_total (id, n) VALUES (0, 0) ON CONFLICT DO NOTHING;
 CREATE OR REPLACE FUNCTION {s}.replay_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO {s}.replay_counts (keyid, n) VALUES (NEW.keyid, 1)
-            ON CONFLICT (keyid) DO UPDATE SET n = {s}.replay_counts.n + 1;
+        INSERT INTO {s}.replay_cap_counts (keyid, agented, agent, n) VALUES (NEW.keyid, NEW.agented, NEW.agent, 1)
+            ON CONFLICT (keyid, agented, agent) DO UPDATE SET n = {s}.replay_cap_counts.n + 1;
         UPDATE {s}.replay_total SET n = n + 1 WHERE id = 0;
     ELSE
-        UPDATE {s}.replay_counts SET n = n - 1 WHERE keyid = OLD.keyid;
+        UPDATE {s}.replay_cap_counts SET n = n - 1
+            WHERE keyid = OLD.keyid AND agented = OLD.agented AND agent = OLD.agent;
         UPDATE {s}.replay_total SET n = n - 1 WHERE id = 0;
     END IF;
     RETURN NULL;
 END $$;
 CREATE OR REPLACE TRIGGER replay_count AFTER INSERT OR DELETE ON {s}.replay
     FOR EACH ROW EXECUTE FUNCTION {s}.replay_count();
+DO $$
+BEGIN
+    -- A schema of the per-keyid version: rebuild the counters from the rows
+    -- (the trigger above maintains them from now on) and drop the old
+    -- table, once.
+    IF to_regclass('{s}.replay_counts') IS NOT NULL THEN
+        DELETE FROM {s}.replay_cap_counts;
+        INSERT INTO {s}.replay_cap_counts (keyid, agented, agent, n)
+            SELECT keyid, agented, agent, COUNT(*) FROM {s}.replay GROUP BY keyid, agented, agent;
+        UPDATE {s}.replay_total SET n = (SELECT COUNT(*) FROM {s}.replay) WHERE id = 0;
+        DROP TABLE {s}.replay_counts;
+    END IF;
+END $$;
 CREATE TABLE IF NOT EXISTS {s}.idempotency (
     sender TEXT NOT NULL, key TEXT NOT NULL, fingerprint BYTEA NOT NULL, completed BOOLEAN NOT NULL,
     token BIGINT NOT NULL, attempt BIGINT NOT NULL, lease_expires_at BIGINT NOT NULL,
@@ -158,9 +193,10 @@ CREATE OR REPLACE TRIGGER idempotency_count AFTER INSERT OR DELETE ON {s}.idempo
                 "SELECT 1 FROM {s}.replay WHERE keyid = $1 AND scoped = $2 AND scope = $3 AND nonce = $4 \
                  AND expires_at >= $5"
             ),
-            keyid_count: format!("SELECT n FROM {s}.replay_counts WHERE keyid = $1"),
+            cap_count: format!("SELECT n FROM {s}.replay_cap_counts WHERE keyid = $1 AND agented = $2 AND agent = $3"),
             replay_insert: format!(
-                "INSERT INTO {s}.replay (keyid, scoped, scope, nonce, expires_at) VALUES ($1, $2, $3, $4, $5)"
+                "INSERT INTO {s}.replay (keyid, scoped, scope, nonce, expires_at, agented, agent) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)"
             ),
             select_record: format!(
                 "SELECT {record_cols} FROM {s}.idempotency WHERE sender = $1 AND key = $2 AND expires_at >= $3"
@@ -315,22 +351,32 @@ fn scope_params(key: ReplayKey<'_>) -> (bool, String) {
     }
 }
 
+/// The `(agented, agent)` columns of a cap partition: a flag and a value,
+/// so `None` and `Some("")` are distinct partitions.
+fn agent_params(agent: Option<&str>) -> (bool, String) {
+    match agent {
+        Some(agent) => (true, agent.to_owned()),
+        None => (false, String::new()),
+    }
+}
+
 fn cap(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 #[async_trait]
 impl ReplayStore for PostgresStore {
-    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
+    async fn keyid_cap_reached(&self, partition: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
         let limit = cap(self.options.replay_limits.per_keyid_cap);
-        let keyid = keyid.to_owned();
+        let keyid = partition.keyid.to_owned();
+        let (agented, agent) = agent_params(partition.agent);
         self.with_client(move |client, sql| {
             Box::pin(async move {
                 let tx = client.transaction().await.map_err(pg)?;
                 tx.query(&sql.lock_total, &[]).await.map_err(pg)?;
                 tx.execute(&sql.delete_expired_replay, &[&now]).await.map_err(pg)?;
                 let n: i64 = tx
-                    .query_opt(&sql.keyid_count, &[&keyid])
+                    .query_opt(&sql.cap_count, &[&keyid, &agented, &agent])
                     .await
                     .map_err(pg)?
                     .map_or(Ok(0), |row| row.try_get(0))
@@ -362,12 +408,14 @@ impl ReplayStore for PostgresStore {
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
         let (keyid, nonce) = (key.keyid.to_owned(), key.nonce.to_vec());
         let (scoped, scope) = scope_params(key);
+        let (agented, agent) = agent_params(key.agent);
         let limits = self.options.replay_limits;
         self.with_client(move |client, sql| {
             Box::pin(async move {
                 let tx = client.transaction().await.map_err(pg)?;
                 tx.query(&sql.lock_total, &[]).await.map_err(pg)?;
                 tx.execute(&sql.delete_expired_replay, &[&now]).await.map_err(pg)?;
+                // Uniqueness ignores the agent: the primary key has none.
                 let held = tx
                     .query_opt(&sql.replay_held, &[&keyid, &scoped, &scope, &nonce, &now])
                     .await
@@ -378,7 +426,7 @@ impl ReplayStore for PostgresStore {
                     InsertOutcome::Inserted
                 } else {
                     let keyid_n: i64 = tx
-                        .query_opt(&sql.keyid_count, &[&keyid])
+                        .query_opt(&sql.cap_count, &[&keyid, &agented, &agent])
                         .await
                         .map_err(pg)?
                         .map_or(Ok(0), |row| row.try_get(0))
@@ -394,9 +442,12 @@ impl ReplayStore for PostgresStore {
                     } else if total >= cap(limits.aggregate_cap) {
                         InsertOutcome::AggregateCapReached
                     } else {
-                        tx.execute(&sql.replay_insert, &[&keyid, &scoped, &scope, &nonce, &expires_at])
-                            .await
-                            .map_err(pg)?;
+                        tx.execute(
+                            &sql.replay_insert,
+                            &[&keyid, &scoped, &scope, &nonce, &expires_at, &agented, &agent],
+                        )
+                        .await
+                        .map_err(pg)?;
                         InsertOutcome::Inserted
                     }
                 };

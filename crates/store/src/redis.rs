@@ -11,7 +11,8 @@
 //! | key | type | contents |
 //! |-----|------|----------|
 //! | `P:replay:{rS}:hex(keyid):n:ID` | string | one replay entry: its `expires_at` |
-//! | `P:replay:{rS}:hex(keyid):z` | sorted set | the keyid's entries `ID`, scored by `expires_at` |
+//! | `P:replay:{rS}:hex(keyid):z` | sorted set | the entries `ID` inserted without an agent, scored by `expires_at` (per-keyid cap) |
+//! | `P:replay:{rS}:hex(keyid):a:hex(agent):z` | sorted set | the entries `ID` inserted for `agent`, scored by `expires_at` (per-`(agent, keyid)` cap) |
 //! | `P:replay:{rS}:agg` | sorted set | shard `S`'s entries `hex(keyid):ID`, scored by `expires_at` (aggregate cap) |
 //! | `P:replay:shards` | string | the shard count every store on this prefix must use |
 //! | `P:idem:{s hex(sender)}:k:hex(key)` | hash | one idempotency record |
@@ -22,6 +23,18 @@
 //! letter `s` followed by the hex sender, so that no hash tag is ever empty
 //! (Redis hashes a key with an empty `{}` on its whole name). `S` is the
 //! keyid's replay shard, FNV-1a(keyid) mod [`RedisOptions::replay_shards`].
+//!
+//! Replay uniqueness is the entry key, per `(keyid, scope, nonce)` whoever
+//! signed; the per-keyid cap is counted in the sorted set of the entry's
+//! `(agent, keyid)` ([`ReplayKey::agent`]). Both are named from the raw
+//! keyid's shard, so the insert script still touches one slot. The pair is
+//! unambiguous: `hex(keyid)` has no `:`, and what follows it (`n`, `z` or
+//! `a`) says which kind of key it is; the agent set without an agent keeps
+//! the per-keyid name, so entries written before agents existed still
+//! count toward `agent: None`. When an expired entry of one agent is
+//! overwritten for another, its member stays in the first agent's set with
+//! its past score, where it no longer counts (see below) and is trimmed by
+//! that set's next write.
 //!
 //! # Redis Cluster
 //!
@@ -114,7 +127,7 @@ use crate::idempotency::{
     Claim, ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError,
     IdempotencyRecord, IdempotencyStore, RecordState, SenderKey,
 };
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
@@ -202,8 +215,9 @@ local function expire_at(key, at, gt)
 end
 ";
 
-/// KEYS: entry, keyid set, shard aggregate set (one hash tag). ARGV: grace,
-/// now, expires_at, member, aggregate member, keyid cap, shard aggregate cap.
+/// KEYS: entry, `(agent, keyid)` set, shard aggregate set (one hash tag).
+/// ARGV: grace, now, expires_at, member, aggregate member, keyid cap, shard
+/// aggregate cap.
 /// Returns 0 inserted, 1 replayed, 2 keyid cap, 3 aggregate cap.
 const INSERT: &str = r"
 local exp = tonumber(ARGV[3])
@@ -386,7 +400,7 @@ struct Layout {
 struct ReplayKeys {
     /// The entry (a string holding `expires_at`).
     entry: String,
-    /// The keyid's sorted set.
+    /// The sorted set of the entry's `(agent, keyid)` (the per-keyid cap).
     keyid_set: String,
     /// The shard's aggregate sorted set.
     aggregate_set: String,
@@ -430,8 +444,19 @@ impl Layout {
         format!("{}:replay:{{r{}}}", self.prefix, self.shard(keyid))
     }
 
-    fn keyid_set(&self, keyid: &str) -> String {
-        format!("{}:{}:z", self.replay_tag(keyid), hex(keyid.as_bytes()))
+    /// The sorted set counting `cap`'s entries. Without an agent: the
+    /// per-keyid name of old; with one: `hex(keyid):a:hex(agent):z`, in the
+    /// same hash tag (the shard is the raw keyid's).
+    fn keyid_set(&self, cap: CapKey<'_>) -> String {
+        match cap.agent {
+            None => format!("{}:{}:z", self.replay_tag(cap.keyid), hex(cap.keyid.as_bytes())),
+            Some(agent) => format!(
+                "{}:{}:a:{}:z",
+                self.replay_tag(cap.keyid),
+                hex(cap.keyid.as_bytes()),
+                hex(agent.as_bytes())
+            ),
+        }
     }
 
     fn entry(&self, key: ReplayKey<'_>) -> String {
@@ -447,7 +472,7 @@ impl Layout {
         let id = entry_id(key);
         ReplayKeys {
             entry: self.entry(key),
-            keyid_set: self.keyid_set(key.keyid),
+            keyid_set: self.keyid_set(key.cap_key()),
             aggregate_set: format!("{}:agg", self.replay_tag(key.keyid)),
             aggregate_member: format!("{}:{id}", hex(key.keyid.as_bytes())),
             member: id,
@@ -802,8 +827,8 @@ fn claim_outcome(reply: &[Value]) -> Result<ClaimOutcome, IdempotencyError> {
 
 #[async_trait]
 impl ReplayStore for RedisStore {
-    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
-        let set = self.layout.keyid_set(keyid);
+    async fn keyid_cap_reached(&self, partition: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
+        let set = self.layout.keyid_set(partition);
         let n: u64 = self
             .run(move |mut c| async move {
                 redis::cmd("ZCOUNT")
@@ -1142,6 +1167,7 @@ mod tests {
     const KEYIDS: [&str; 6] = ["seller-2026", "", "k{1}", "}{", "kid with spaces", "ключ"];
     const NONCES: [&[u8]; 3] = [b"0123456789abcdef", b"", &[0, 0x7b, 0x7d, 0xff]];
     const SCOPES: [Option<&str>; 3] = [None, Some(""), Some("https://buyer.example/{hook}")];
+    const AGENTS: [Option<&str>; 4] = [None, Some(""), Some("https://seller.example/mcp"), Some("a}{:z")];
 
     #[test]
     fn every_replay_insert_touches_one_slot() {
@@ -1151,17 +1177,25 @@ mod tests {
                 for keyid in KEYIDS {
                     for nonce in NONCES {
                         for scope in SCOPES {
-                            let key = ReplayKey { keyid, nonce, scope };
-                            let keys = layout.replay(key);
-                            // The insert script's KEYS, and the keys the
-                            // read paths use for the same entry.
-                            assert_one_slot(&[
-                                &keys.entry,
-                                &keys.keyid_set,
-                                &keys.aggregate_set,
-                                &layout.entry(key),
-                                &layout.keyid_set(keyid),
-                            ]);
+                            for agent in AGENTS {
+                                let key = ReplayKey {
+                                    agent,
+                                    keyid,
+                                    nonce,
+                                    scope,
+                                };
+                                let keys = layout.replay(key);
+                                // The insert script's KEYS, and the keys the
+                                // read paths use for the same entry.
+                                assert_one_slot(&[
+                                    &keys.entry,
+                                    &keys.keyid_set,
+                                    &keys.aggregate_set,
+                                    &layout.entry(key),
+                                    &layout.keyid_set(key.cap_key()),
+                                    &layout.keyid_set(CapKey { agent: None, keyid }),
+                                ]);
+                            }
                         }
                     }
                 }
@@ -1177,13 +1211,41 @@ mod tests {
         for i in 0..200 {
             let keyid = format!("seller-{i}");
             shards.insert(layout.shard(&keyid));
-            slots.insert(slot(&layout.keyid_set(&keyid)));
+            slots.insert(slot(&layout.keyid_set(CapKey {
+                agent: None,
+                keyid: &keyid,
+            })));
         }
         assert_eq!(shards.len(), 16);
         assert_eq!(slots.len(), 16, "each shard is its own slot");
         // One shard: everything in one slot, whatever the keyid.
         let one = Layout::new("adcp", 1);
-        assert_one_slot(&[&one.keyid_set("a"), &one.keyid_set("b"), &one.keyid_set("c")]);
+        let set = |keyid| one.keyid_set(CapKey { agent: None, keyid });
+        assert_one_slot(&[&set("a"), &set("b"), &set("c")]);
+    }
+
+    #[test]
+    fn agent_keyid_pairs_name_distinct_sets() {
+        let layout = Layout::new("adcp", 1);
+        // Pairs a separator-based encoding would confuse: every name must
+        // differ, and none may be an entry key.
+        let pairs: [(Option<&str>, &str); 7] = [
+            (None, "k"),
+            (Some(""), "k"),
+            (Some("a"), "k"),
+            (Some("k:a"), ""),
+            (None, "k:a"),
+            (Some("a:z"), "k"),
+            (Some("a"), "k:z"),
+        ];
+        let names: std::collections::HashSet<String> = pairs
+            .iter()
+            .map(|&(agent, keyid)| layout.keyid_set(CapKey { agent, keyid }))
+            .collect();
+        assert_eq!(names.len(), pairs.len(), "{names:?}");
+        for name in &names {
+            assert!(!name.contains(":n:"), "{name}");
+        }
     }
 
     #[test]
@@ -1233,12 +1295,24 @@ mod tests {
     fn identifiers_cannot_break_the_layout() {
         let layout = Layout::new("adcp", 1);
         let keys = layout.replay(ReplayKey {
+            agent: None,
             keyid: "a}:z",
             nonce: b"{",
             scope: Some("}"),
         });
         assert_eq!(keys.entry, "adcp:replay:{r0}:617d3a7a:n:s7d.7b");
         assert_eq!(keys.keyid_set, "adcp:replay:{r0}:617d3a7a:z");
+        let agented = layout.replay(ReplayKey {
+            agent: Some("}:a"),
+            keyid: "a}:z",
+            nonce: b"{",
+            scope: Some("}"),
+        });
+        // Same entry (uniqueness ignores the agent), the agent's own set.
+        assert_eq!(agented.entry, keys.entry);
+        assert_eq!(agented.member, keys.member);
+        assert_eq!(agented.aggregate_member, keys.aggregate_member);
+        assert_eq!(agented.keyid_set, "adcp:replay:{r0}:617d3a7a:a:7d3a61:z");
         assert_eq!(keys.aggregate_set, "adcp:replay:{r0}:agg");
         let idem = layout.idem(SenderKey {
             sender: "}",

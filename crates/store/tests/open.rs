@@ -21,6 +21,7 @@ const EVENT: SenderKey<'static> = SenderKey {
     idempotency_key: "whk_open",
 };
 const NONCE: ReplayKey<'static> = ReplayKey {
+    agent: None,
     keyid: "seller-2026",
     nonce: b"0123456789abcdef",
     scope: None,

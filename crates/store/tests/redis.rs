@@ -14,7 +14,7 @@ use adcp_store::idempotency::{
     ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
 };
 use adcp_store::redis::{RedisOptions, RedisStore};
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use fixtures::{claim_when_back, claimed, event, redis_store, redis_url, unique_name, SELLER, SELLER_NONCE};
 use redis_server::{free_port, temp_dir, Server};
@@ -81,6 +81,7 @@ async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
     .await
     .unwrap();
     let nonce = ReplayKey {
+        agent: None,
         keyid: "k{1}",
         nonce: b"n",
         scope: None,
@@ -190,7 +191,11 @@ async fn a_killed_server_fails_closed_and_aof_keeps_claims() {
     };
     assert!(store.insert(other, NOW + 360, NOW + 2).await.is_err());
     assert!(store.contains(nonce, NOW + 2).await.is_err());
-    assert!(store.keyid_cap_reached("seller", NOW + 2).await.is_err());
+    let seller = CapKey {
+        agent: None,
+        keyid: "seller",
+    };
+    assert!(store.keyid_cap_reached(seller, NOW + 2).await.is_err());
     assert!(store.lookup(done, NOW + 2).await.is_err());
     assert!(store.sender_len(SELLER, NOW + 2).await.is_err());
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
@@ -259,6 +264,7 @@ async fn sharded_aggregate_cap_is_per_shard_and_never_exceeds_the_total() {
             match store
                 .insert(
                     ReplayKey {
+                        agent: None,
                         keyid: &keyid,
                         nonce: &[n],
                         scope: None,
@@ -285,6 +291,7 @@ async fn sharded_aggregate_cap_is_per_shard_and_never_exceeds_the_total() {
         store
             .insert(
                 ReplayKey {
+                    agent: None,
                     keyid: "seller-0",
                     nonce: b"later",
                     scope: None
@@ -332,6 +339,7 @@ async fn a_stopped_server_fails_closed_under_load_and_the_store_recovers_by_itse
                 let replay = store
                     .insert(
                         ReplayKey {
+                            agent: None,
                             keyid: "seller",
                             nonce: &nonce,
                             scope: None,

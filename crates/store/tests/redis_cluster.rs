@@ -113,6 +113,7 @@ async fn the_server_puts_each_shard_and_each_sender_in_one_slot() {
                 store
                     .insert(
                         ReplayKey {
+                            agent: None,
                             keyid: &keyid,
                             nonce: &[n],
                             scope: (n == 2).then_some("https://buyer.example/hook"),

@@ -87,6 +87,7 @@ async fn a_three_primary_cluster() {
     for i in 0..64u32 {
         let keyid = format!("seller-{i}");
         let nonce = ReplayKey {
+            agent: None,
             keyid: &keyid,
             nonce: &i.to_be_bytes(),
             scope: None,
@@ -142,6 +143,7 @@ async fn a_three_primary_cluster() {
     }
 
     let nonce = ReplayKey {
+        agent: None,
         keyid: "k",
         nonce: b"n",
         scope: None,

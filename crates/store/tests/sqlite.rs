@@ -95,7 +95,7 @@ fn open_sets_wal_and_full_sync_and_refuses_short_windows() {
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     drop(conn);
     let short = SqliteOptions {
         idempotency: IdempotencyConfig {
@@ -136,6 +136,7 @@ async fn records_survive_reopening_and_are_shared_by_two_handles() {
     let reopened = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
     assert_eq!(reopened.claim(e, FP, NOW + 10).await.unwrap(), ClaimOutcome::Completed);
     let nonce = adcp_verify::replay::ReplayKey {
+        agent: None,
         keyid: "k",
         nonce: b"n",
         scope: None,
@@ -145,6 +146,114 @@ async fn records_survive_reopening_and_are_shared_by_two_handles() {
 }
 
 const DAY_PLUS: i64 = contract::DAY + 100;
+
+/// The replay tables of schema version 1 (per-keyid counters), as an older
+/// build created them.
+const SCHEMA_V1_REPLAY: &str = "
+CREATE TABLE adcp_replay (
+    keyid TEXT NOT NULL, scoped INTEGER NOT NULL, scope TEXT NOT NULL, nonce BLOB NOT NULL,
+    expires_at INTEGER NOT NULL, PRIMARY KEY (keyid, scoped, scope, nonce)
+) WITHOUT ROWID;
+CREATE INDEX adcp_replay_expires ON adcp_replay (expires_at);
+CREATE TABLE adcp_replay_counts (keyid TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE adcp_replay_total (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
+INSERT INTO adcp_replay_total (id, n) VALUES (0, 0);
+CREATE TRIGGER adcp_replay_ins AFTER INSERT ON adcp_replay BEGIN
+    INSERT INTO adcp_replay_counts (keyid, n) VALUES (NEW.keyid, 1)
+        ON CONFLICT (keyid) DO UPDATE SET n = n + 1;
+    UPDATE adcp_replay_total SET n = n + 1 WHERE id = 0;
+END;
+CREATE TRIGGER adcp_replay_del AFTER DELETE ON adcp_replay BEGIN
+    UPDATE adcp_replay_counts SET n = n - 1 WHERE keyid = OLD.keyid;
+    DELETE FROM adcp_replay_counts WHERE keyid = OLD.keyid AND n <= 0;
+    UPDATE adcp_replay_total SET n = n - 1 WHERE id = 0;
+END;
+INSERT INTO adcp_replay VALUES ('key-1', 0, '', x'01', 1776521160);
+INSERT INTO adcp_replay VALUES ('key-1', 1, 'https://buyer.example/hook', x'02', 1776521160);
+INSERT INTO adcp_replay VALUES ('other', 0, '', x'01', 1776521160);
+PRAGMA user_version = 1;
+";
+
+#[tokio::test]
+async fn a_version_1_database_is_migrated_keeping_its_entries() {
+    use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey};
+    let dir = TempDir::new();
+    let path = dir.path().join("v1.sqlite");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(SCHEMA_V1_REPLAY)
+        .unwrap();
+    let options = SqliteOptions {
+        replay_limits: ReplayLimits::new(2, 4),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open(&path, options).unwrap();
+    // The live entries survived and still reject replays, from any agent.
+    let held = ReplayKey {
+        agent: Some("https://seller-b.example/mcp"),
+        ..replay_key("key-1", &[1])
+    };
+    assert!(store.contains(held, NOW).await.unwrap());
+    assert_eq!(
+        store.insert(held, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    // They count toward the `agent: None` partition, as they did per keyid.
+    let none = CapKey {
+        agent: None,
+        keyid: "key-1",
+    };
+    assert!(store.keyid_cap_reached(none, NOW).await.unwrap());
+    assert_eq!(
+        store.insert(replay_key("key-1", &[3]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    // An agent sharing the kid has its own count; the aggregate count (3
+    // migrated + 1) is exact.
+    let by_a = ReplayKey {
+        agent: Some("https://seller-a.example/mcp"),
+        ..replay_key("key-1", &[3])
+    };
+    assert_eq!(
+        store.insert(by_a, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(replay_key("new", &[1]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::AggregateCapReached
+    );
+    // Expiry frees the migrated counts through the new triggers.
+    assert_eq!(store.purge_expired(NOW + 361).await.unwrap(), 4);
+    assert!(!store.keyid_cap_reached(none, NOW + 361).await.unwrap());
+    drop(store);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 2);
+    let leftovers: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('adcp_replay_counts', 'adcp_replay_ins', 'adcp_replay_del')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(leftovers, 0, "the version-1 counters and triggers are gone");
+    let (counted, total): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COALESCE(SUM(n), 0) FROM adcp_replay_cap_counts), (SELECT n FROM adcp_replay_total)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((counted, total), (0, 0));
+    drop(conn);
+    // Reopening a migrated file is a no-op.
+    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    assert_eq!(
+        store.insert(replay_key("key-1", &[1]), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+}
 
 #[tokio::test]
 async fn a_full_database_fails_closed() {
@@ -179,6 +288,7 @@ async fn a_full_database_fails_closed() {
     let e = failed.expect("the size ceiling is enforced");
     assert!(e.is_retryable(), "{e}");
     let nonce = adcp_verify::replay::ReplayKey {
+        agent: None,
         keyid: "k",
         nonce: &[7; 600],
         scope: None,
@@ -283,6 +393,7 @@ fn works_without_a_tokio_runtime() {
     use std::future::Future;
     let fut = store.contains(
         adcp_verify::replay::ReplayKey {
+            agent: None,
             keyid: "k",
             nonce: b"n",
             scope: None,
@@ -304,6 +415,7 @@ fn works_without_a_tokio_runtime() {
 
 fn replay_key<'a>(keyid: &'a str, nonce: &'a [u8]) -> adcp_verify::replay::ReplayKey<'a> {
     adcp_verify::replay::ReplayKey {
+        agent: None,
         keyid,
         nonce,
         scope: None,

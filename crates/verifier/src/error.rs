@@ -284,6 +284,11 @@ impl VerifyError {
         self.code
     }
 
+    /// The profile prefix the code is rendered with.
+    pub fn prefix(&self) -> CodePrefix {
+        self.prefix
+    }
+
     /// The exact spec code string (`webhook_signature_invalid`, …).
     pub fn code_str(&self) -> &'static str {
         self.code.as_str(self.prefix)

@@ -58,6 +58,7 @@ pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod error;
+mod error_message;
 pub mod keys;
 pub mod legacy;
 pub mod profile;

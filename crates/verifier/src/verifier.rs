@@ -3,17 +3,15 @@
 use crate::admission::AdmissionMonitor;
 use crate::clock::Clock;
 use crate::error::{CodePrefix, ErrorCode, Step, VerifyError};
-use crate::keys::ResolvedKey;
-use crate::keys::{KeyResolver, ResolveError, RevocationStatus};
+use crate::keys::{KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, MAX_KEY_CANDIDATES};
 use crate::profile::{DigestCoverage, Profile};
-use crate::replay::{InsertOutcome, ReplayKey, ReplayStore};
+use crate::replay::{CapKey, InsertOutcome, ReplayKey, ReplayStore};
 use adcp_canon::CanonicalUrl;
 use adcp_sigbase::crypto::{Algorithm, VerifyingKey};
 use adcp_sigbase::digest::{ContentDigest, DigestErrorKind, DigestPolicy};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::SignatureBase;
 use adcp_sigbase::{signature_base, BaseOptions, ComponentId, Message, SignatureInput, SignatureParams, Signatures};
-use std::sync::Arc;
 
 /// Clock skew tolerated on `created` / `expires` (seconds).
 pub const CLOCK_SKEW: i64 = 60;
@@ -62,6 +60,7 @@ pub struct Verifier<K, S, C> {
     clock: C,
     scope_replay_by_target: bool,
     admission: Option<AdmissionMonitor>,
+    max_body_bytes: usize,
 }
 
 impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
@@ -74,7 +73,25 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             clock,
             scope_replay_by_target: false,
             admission: None,
+            max_body_bytes: adcp_strict_json::DEFAULT_MAX_LEN,
         }
+    }
+
+    /// The largest body accepted, in bytes (default 1 MiB, the spec's
+    /// recommended limit). One limit governs everything: a longer body is
+    /// refused with `*_body_malformed` before any header is parsed, any key
+    /// is resolved or any nonce is burned, and step 14's strict JSON check
+    /// accepts bodies up to exactly this length. Receivers answer `413` on
+    /// the same limit before calling the verifier.
+    #[must_use]
+    pub fn with_max_body_bytes(mut self, max_body_bytes: usize) -> Self {
+        self.max_body_bytes = max_body_bytes;
+        self
+    }
+
+    /// The body limit ([`Self::with_max_body_bytes`]).
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
     }
 
     /// Tracks new-keyid admission pressure on every replay-cache admission
@@ -122,8 +139,8 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     /// (including `Host` and, for HTTP/2, `:authority`) and the raw body.
     pub async fn verify(&self, msg: &Message<'_>) -> Result<VerifiedSigner, VerifyError> {
         let now = self.clock.now();
-        let prepared = self.prepare(msg, now).await?;
-        self.check_signature(&prepared)?;
+        let mut prepared = self.prepare(msg, now).await?;
+        self.check_signature(&mut prepared)?;
         self.complete(msg, prepared, now).await
     }
 
@@ -158,7 +175,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         let batchable: Vec<usize> = prepared
             .iter()
             .enumerate()
-            .filter(|(_, p)| matches!(p, Ok(p) if p.algorithm == Algorithm::Ed25519))
+            .filter(|(_, p)| matches!(p, Ok(p) if p.algorithm == Algorithm::Ed25519 && p.keys.len() == 1))
             .map(|(i, _)| i)
             .collect();
         let items: Vec<Ed25519BatchItem<'_>> = batchable
@@ -176,11 +193,11 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         drop(items);
         let mut signed: Vec<Result<Prepared, VerifyError>> = Vec::with_capacity(msgs.len());
         for (i, p) in prepared.into_iter().enumerate() {
-            signed.push(p.and_then(|p| {
+            signed.push(p.and_then(|mut p| {
                 if batch_ok && batchable.binary_search(&i).is_ok() {
                     Ok(p)
                 } else {
-                    self.check_signature(&p).map(|()| p)
+                    self.check_signature(&mut p).map(|()| p)
                 }
             }));
         }
@@ -198,6 +215,16 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     /// cryptography.
     async fn prepare(&self, msg: &Message<'_>, now: i64) -> Result<Prepared, VerifyError> {
         use ErrorCode as E;
+        // Before the checklist: a body over the limit costs no parsing, no
+        // key lookup, no cryptography and no replay-cache entry.
+        let body_len = msg.body().map_or(0, <[u8]>::len);
+        if body_len > self.max_body_bytes {
+            return Err(self.fail(
+                E::BodyMalformed,
+                Step::new(0),
+                format!("{body_len} body bytes exceed the limit of {}", self.max_body_bytes),
+            ));
+        }
         let step1 = Step::new(1);
         // Step 1: the header pair, parsed strictly under the profile.
         let input =
@@ -242,8 +269,13 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
                 "created, expires, nonce, keyid, alg and tag are all required",
             )
         })?;
+        // Unpadded base64url, lenient only about the last symbol's unused
+        // bits, as both official SDKs are: the nonce string is covered by
+        // the signature, so this opens no replay. The replay key is the
+        // decoded bytes, so two spellings of the same bytes are one nonce
+        // (the second is a replay), the conservative reading.
         let nonce = BinaryEncoding::Base64UrlUnpadded
-            .decode(required.nonce)
+            .decode_ignoring_trailing_bits(required.nonce)
             .ok()
             .filter(|n| n.len() >= MIN_NONCE_BYTES)
             .ok_or_else(|| {
@@ -284,47 +316,34 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         // Step 6: covered components.
         self.check_components(params, msg)?;
 
-        // Step 7: key resolution.
-        let resolved = match self.keys.resolve_cached(required.keyid) {
-            Some(answer) => answer,
-            None => self.keys.resolve(required.keyid).await,
-        };
-        let key = match resolved {
-            Ok(Some(key)) => key,
-            Ok(None) => return Err(self.fail(E::KeyUnknown, Step::new(7), format!("keyid {:?}", required.keyid))),
-            Err(e) => return Err(self.resolve_failure(e, Step::new(7))),
-        };
+        // Steps 7–9: the key(s) the keyid denotes, of the right purpose and
+        // not revoked. One in the common case; several only when sellers
+        // served by this verifier share a kid (the signature decides).
+        let (keys, dropped) = self.candidate_keys(required.keyid, algorithm, now).await?;
 
-        // Step 8: key purpose.
-        self.check_purpose(&key, algorithm)?;
-
-        // Step 9: revocation.
-        let status = match self.keys.revocation_status_cached(&key, now) {
-            Some(answer) => answer,
-            None => self.keys.revocation_status(&key, now).await,
-        };
-        match status {
-            Ok(RevocationStatus::Current) => {}
-            Ok(RevocationStatus::Revoked) => return Err(self.fail(E::KeyRevoked, Step::new(9), "keyid is revoked")),
-            Ok(RevocationStatus::Stale) => {
-                return Err(self.fail(
-                    E::RevocationStale,
-                    Step::new(9),
-                    "revocation list not refreshed within grace",
-                ))
+        // Step 9a: per-keyid cap, before any cryptography. The cap is the
+        // signer's: counted per (agent, keyid), so a seller sharing a kid
+        // cannot exhaust another's. With several candidates, refuse only
+        // when every candidate seller is at its cap (the insert at step 13
+        // enforces the verifying seller's cap atomically anyway).
+        let mut capped = 0;
+        for key in &keys {
+            let cap = CapKey {
+                agent: Some(key.agent_url()),
+                keyid: required.keyid,
+            };
+            let reached = match self.replay.keyid_cap_reached_now(cap, now) {
+                Some(answer) => answer,
+                None => self.replay.keyid_cap_reached(cap, now).await,
+            };
+            match reached {
+                Ok(false) => {}
+                Ok(true) => capped += 1,
+                Err(e) => return Err(self.fail(E::StoreUnavailable, Step::sub(9, 'a'), e.to_string())),
             }
-            Err(e) => return Err(self.resolve_failure(e, Step::new(9))),
         }
-
-        // Step 9a: per-keyid cap, before any cryptography.
-        let capped = match self.replay.keyid_cap_reached_now(required.keyid, now) {
-            Some(answer) => answer,
-            None => self.replay.keyid_cap_reached(required.keyid, now).await,
-        };
-        match capped {
-            Ok(false) => {}
-            Ok(true) => return Err(self.fail(E::RateAbuse, Step::sub(9, 'a'), "per-keyid replay cap reached")),
-            Err(e) => return Err(self.fail(E::StoreUnavailable, Step::sub(9, 'a'), e.to_string())),
+        if capped == keys.len() {
+            return Err(self.fail(E::RateAbuse, Step::sub(9, 'a'), "per-keyid replay cap reached"));
         }
 
         // Step 10: canonical target and authority, then the signature.
@@ -355,7 +374,8 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             signature,
             digest,
             nonce,
-            key,
+            keys,
+            dropped,
             algorithm,
             created,
             expires,
@@ -364,14 +384,116 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         })
     }
 
-    /// Step 10, the cryptography: the signature over the base.
-    fn check_signature(&self, p: &Prepared) -> Result<(), VerifyError> {
+    /// Step 10, the cryptography: the signature over the base, under the
+    /// one candidate key, or under each of several (sellers sharing a
+    /// kid): exactly one must verify, and it becomes the signer's key.
+    fn check_signature(&self, p: &mut Prepared) -> Result<(), VerifyError> {
         let step10 = Step::new(10);
-        let key = p
-            .verifying_key()
-            .ok_or_else(|| self.fail(ErrorCode::KeyPurposeInvalid, Step::new(8), "JWK unusable"))?;
-        key.verify(p.algorithm, p.base.as_bytes(), &p.signature)
-            .map_err(|e| self.fail(ErrorCode::SignatureInvalid, step10, e.to_string()))
+        let verifies = |key: &ResolvedKey| {
+            key.key()
+                .is_ok_and(|(key, _)| key.verify(p.algorithm, p.base.as_bytes(), &p.signature).is_ok())
+        };
+        let mut verified = p
+            .keys
+            .iter()
+            .enumerate()
+            .filter(|(_, key)| verifies(key))
+            .map(|(i, _)| i);
+        match (verified.next(), verified.next()) {
+            (Some(i), None) => {
+                if p.keys.len() > 1 {
+                    p.keys.swap(0, i);
+                    p.keys.truncate(1);
+                }
+                Ok(())
+            }
+            // A refused candidate (wrong purpose, revoked) may have been
+            // the signer's: its refusal explains the failure better.
+            (None, _) => Err(p
+                .dropped
+                .take()
+                .unwrap_or_else(|| self.fail(ErrorCode::SignatureInvalid, step10, "signature does not verify"))),
+            // Two sellers publish one public key under one kid: attribution
+            // is impossible, so nobody is the signer. Terminal, like any
+            // untrustworthy key publication.
+            (Some(_), Some(_)) => Err(self.fail(
+                ErrorCode::JwksUntrusted,
+                step10,
+                format!(
+                    "signature verifies under the keys of several sellers ({} candidates): ambiguous signer",
+                    p.keys.len()
+                ),
+            )),
+        }
+    }
+
+    /// Steps 7–9 for every key `keyid` may denote: resolution, purpose,
+    /// revocation. A candidate refused at step 8 or 9 is dropped (its
+    /// error kept for the report if no other verifies); with one
+    /// candidate, as with none left, the refusal is the answer at once.
+    /// Key-source failures are never skipped: the verifier fails closed.
+    async fn candidate_keys(
+        &self,
+        keyid: &str,
+        algorithm: Algorithm,
+        now: i64,
+    ) -> Result<(KeyCandidates, Option<VerifyError>), VerifyError> {
+        let resolved = match self.keys.resolve_candidates_cached(keyid) {
+            Some(answer) => answer,
+            None => self.keys.resolve_candidates(keyid).await,
+        };
+        let mut candidates = match resolved {
+            Ok(found) if found.is_empty() => {
+                return Err(self.fail(ErrorCode::KeyUnknown, Step::new(7), format!("keyid {keyid:?}")))
+            }
+            Ok(found) => found,
+            Err(e) => return Err(self.resolve_failure(e, Step::new(7))),
+        };
+        candidates.truncate(MAX_KEY_CANDIDATES);
+        if candidates.len() == 1 {
+            let key = &candidates[0];
+            self.check_purpose(key, algorithm)?;
+            self.check_revocation(key, now).await?;
+            return Ok((candidates, None));
+        }
+        let mut kept = KeyCandidates::new();
+        let mut dropped = None;
+        for key in candidates {
+            let checked = match self.check_purpose(&key, algorithm) {
+                Ok(_) => self.check_revocation(&key, now).await,
+                Err(e) => Err(e),
+            };
+            match checked {
+                Ok(()) => kept.push(key),
+                Err(e) if e.is_retryable() => return Err(e),
+                Err(e) => {
+                    dropped.get_or_insert(e);
+                }
+            }
+        }
+        match dropped {
+            Some(e) if kept.is_empty() => Err(e),
+            dropped => Ok((kept, dropped)),
+        }
+    }
+
+    /// Step 9: the key's revocation status.
+    async fn check_revocation(&self, key: &ResolvedKey, now: i64) -> Result<(), VerifyError> {
+        use ErrorCode as E;
+        let status = match self.keys.revocation_status_cached(key, now) {
+            Some(answer) => answer,
+            None => self.keys.revocation_status(key, now).await,
+        };
+        match status {
+            Ok(RevocationStatus::Current) => Ok(()),
+            Ok(RevocationStatus::Revoked) => Err(self.fail(E::KeyRevoked, Step::new(9), "keyid is revoked")),
+            Ok(RevocationStatus::Stale) => Err(self.fail(
+                E::RevocationStale,
+                Step::new(9),
+                "revocation list not refreshed within grace",
+            )),
+            Err(e) => Err(self.resolve_failure(e, Step::new(9))),
+        }
     }
 
     /// Steps 11–14, after the signature verified.
@@ -381,7 +503,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             params,
             digest,
             nonce,
-            key,
+            keys,
             algorithm,
             created,
             expires,
@@ -410,7 +532,11 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         // Steps 12-13: the replay check and the insert are one atomic store
         // operation, so two concurrent deliveries of one nonce cannot both
         // pass step 12 (and it costs one store round trip, not two).
+        // Uniqueness is (keyid, nonce) whoever the seller; the agent only
+        // partitions the cap.
+        let agent_url = keys.first().map(|key| key.agent_url()).unwrap_or_default();
         let replay_key = ReplayKey {
+            agent: Some(agent_url),
             keyid,
             nonce: &nonce,
             scope: self.scope_replay_by_target.then_some(target.as_str()),
@@ -440,7 +566,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         let keyid = keyid.to_owned();
         Ok(VerifiedSigner {
             keyid,
-            agent_url: key.agent_url().to_owned(),
+            agent_url: agent_url.to_owned(),
             algorithm,
             created,
             expires,
@@ -500,6 +626,12 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     ) -> Result<&'k adcp_sigbase::crypto::VerifyingKey, VerifyError> {
         let step = Step::new(8);
         let bad = |detail: String| self.fail(ErrorCode::KeyPurposeInvalid, step, detail);
+        // The spec names no code for a kid several JWKS entries share ("MUST
+        // NOT collide ... regardless of adcp_use"): it is a key-publication
+        // defect of the same family as a wrong purpose, so the same code.
+        if key.kid_collides() {
+            return Err(bad("JWK kid is shared by several JWKS entries (kid collision)".into()));
+        }
         if key.use_() != Some("sig") {
             return Err(bad(format!("JWK use {:?}", key.use_())));
         }
@@ -508,6 +640,11 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         }
         if !key.adcp_use().is_some_and(|u| self.profile.key_purposes().contains(&u)) {
             return Err(bad(format!("JWK adcp_use {:?}", key.adcp_use())));
+        }
+        // `alg` is a MUST of key publication; its consistency with kty/crv
+        // was checked when the JWK was parsed (`key()` is Err otherwise).
+        if key.alg().is_none() {
+            return Err(bad("JWK declares no alg".into()));
         }
         let (verifying_key, key_alg) = key.key().map_err(|e| bad(format!("JWK unusable: {e}")))?;
         if key_alg != algorithm {
@@ -529,7 +666,8 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             }
             return Ok(());
         }
-        adcp_strict_json::check(body, &adcp_strict_json::Limits::default()).map_err(|e| {
+        let limits = adcp_strict_json::Limits::new(self.max_body_bytes);
+        adcp_strict_json::check(body, &limits).map_err(|e| {
             self.fail(
                 ErrorCode::BodyMalformed,
                 step,
@@ -549,8 +687,11 @@ struct Prepared {
     digest: Option<ContentDigest>,
     /// The decoded nonce.
     nonce: Vec<u8>,
-    /// The resolved key (purpose and algorithm already checked).
-    key: Arc<ResolvedKey>,
+    /// The candidate keys (purpose, algorithm and revocation checked);
+    /// after the signature check, exactly the one that verified.
+    keys: KeyCandidates,
+    /// Why a candidate was refused at step 8 or 9, if one was.
+    dropped: Option<VerifyError>,
     algorithm: Algorithm,
     created: i64,
     expires: i64,
@@ -561,8 +702,12 @@ struct Prepared {
 }
 
 impl Prepared {
+    /// The key of a single-candidate request (the batchable case).
     fn verifying_key(&self) -> Option<&VerifyingKey> {
-        self.key.key().ok().map(|(key, _)| key)
+        match self.keys.as_slice() {
+            [key] => key.key().ok().map(|(key, _)| key),
+            _ => None,
+        }
     }
 }
 

@@ -79,6 +79,19 @@ fn nonce_of(len: usize, seed: u8) -> String {
     BinaryEncoding::Base64UrlUnpadded.encode(&vec![seed; len])
 }
 
+/// `nonce` (unpadded base64url, length not a multiple of 4) with the
+/// lowest unused bit of its last symbol set: another spelling of the same
+/// bytes, which the strict decoder refuses.
+fn with_trailing_bits(nonce: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    assert_ne!(nonce.len() % 4, 0, "no trailing bits in {nonce}");
+    let (head, last) = nonce.split_at(nonce.len() - 1);
+    let index = ALPHABET.iter().position(|&c| c == last.as_bytes()[0]).unwrap();
+    let odd = format!("{head}{}", char::from(ALPHABET[index | 1]));
+    assert!(BinaryEncoding::Base64UrlUnpadded.decode(&odd).is_err());
+    odd
+}
+
 impl World {
     fn params(&self, created: i64, expires: i64, nonce: &str, keyid: &str, alg: &str, tag: &str) -> String {
         format!(r#";created={created};expires={expires};nonce="{nonce}";keyid="{keyid}";alg="{alg}";tag="{tag}""#)
@@ -197,6 +210,36 @@ fn cases(w: &World) -> Vec<(String, Req, Result<(), ErrorCode>)> {
         };
         let expect = if len >= 16 { Ok(()) } else { Err(E::HeaderMalformed) };
         case(format!("nonce of {len} bytes"), r, expect);
+    }
+    // Non-zero trailing bits in the last symbol (both official SDKs accept
+    // them; the spelling is covered by the signature), nothing else lax.
+    for (name, nonce, expect) in [
+        (
+            "nonce with non-zero trailing bits",
+            with_trailing_bits(&nonce_of(16, 3)),
+            Ok(()),
+        ),
+        (
+            "32-byte nonce with non-zero trailing bits",
+            with_trailing_bits(&nonce_of(32, 4)),
+            Ok(()),
+        ),
+        (
+            "14-byte nonce with non-zero trailing bits",
+            with_trailing_bits(&nonce_of(14, 4)),
+            Err(E::HeaderMalformed),
+        ),
+        (
+            "padded nonce with non-zero trailing bits",
+            format!("{}==", with_trailing_bits(&nonce_of(16, 3))),
+            Err(E::HeaderMalformed),
+        ),
+    ] {
+        let r = Req {
+            params: params(now, now + 300, &nonce, kid, "ed25519", TAG),
+            ..w.req(1)
+        };
+        case(name.to_owned(), r, expect);
     }
     for (name, nonce) in [
         ("padded nonce", format!("{}==", nonce_of(16, 3))),
@@ -543,6 +586,89 @@ fn cases(w: &World) -> Vec<(String, Req, Result<(), ErrorCode>)> {
         };
         case(format!("headers: {name}"), r, expect);
     }
+    // Extra labels: only `sig1` is processed; any other member must be
+    // well-formed RFC 8941 and is otherwise ignored, in either header, on
+    // the same line or another, before or after `sig1`. Signature-Input
+    // extras are signed afresh (the signature covers `sig1` only).
+    for extra in [
+        &br#"relay=("@method" "@method")"#[..],
+        br#"relay=("@foo")"#,
+        br#"relay=("@method");keyid=abc"#,
+        br#"relay=("@method");created=1;created=2"#,
+        br#"relay=(tok 1);d=1.5"#,
+        br#"relay="@method""#,
+        b"relay",
+        br#"relay=("@method"), relay=("@path")"#,
+    ] {
+        let name = String::from_utf8_lossy(extra);
+        for (place, inputs) in [
+            ("after sig1", vec![join(&input, extra)]),
+            ("before sig1", vec![join(extra, &input)]),
+            ("on another line", vec![input.clone(), extra.to_vec()]),
+        ] {
+            let r = Req {
+                input_override: Some(inputs),
+                ..w.req(1)
+            };
+            case(format!("extra Signature-Input member {place}: {name}"), r, Ok(()));
+        }
+    }
+    for extra in [
+        &b"relay=abc"[..],
+        b"relay",
+        b"relay=1",
+        b"relay=(:AAAA:)",
+        b"relay=:AAAA:;p=1",
+        b"relay=:AAAA:, relay=:BBBB:",
+    ] {
+        let name = String::from_utf8_lossy(extra);
+        for (place, signatures) in [
+            ("after sig1", vec![join(&signature, extra)]),
+            ("before sig1", vec![join(extra, &signature)]),
+            ("on another line", vec![signature.clone(), extra.to_vec()]),
+        ] {
+            let r = Req {
+                signature_override: Some(signatures),
+                ..w.req(1)
+            };
+            case(format!("extra Signature member {place}: {name}"), r, Ok(()));
+        }
+    }
+    // ...but a malformed dictionary, and a repeated `sig1`, still reject.
+    for (name, extra) in [
+        ("unterminated inner list", &br#"relay=("@method""#[..]),
+        ("token in an inner list", br#"relay=(@method)"#),
+        ("uppercase key", br#"Relay=("@method")"#),
+        ("trailing comma", br#"relay=("@method"),"#),
+        ("sig1 again", &input[..]),
+    ] {
+        let r = Req {
+            input_override: Some(vec![join(&input, extra)]),
+            signature_override: Some(vec![signature.clone()]),
+            ..w.req(1)
+        };
+        case(
+            format!("malformed extra Signature-Input member: {name}"),
+            r,
+            Err(E::HeaderMalformed),
+        );
+    }
+    for (name, extra) in [
+        ("unterminated byte sequence", &b"relay=:AAAA"[..]),
+        ("invalid item", b"relay=@"),
+        ("uppercase key", b"Relay=:AAAA:"),
+        ("sig1 again", &signature[..]),
+    ] {
+        let r = Req {
+            signature_override: Some(vec![join(&signature, extra)]),
+            ..w.req(1)
+        };
+        case(
+            format!("malformed extra Signature member: {name}"),
+            r,
+            Err(E::HeaderMalformed),
+        );
+    }
     for (name, encoding, expect) in [
         (
             "standard base64 signature",
@@ -801,4 +927,95 @@ fn a_malformed_body_rejection_carries_what_14b_says_to_log() {
     assert!(text.contains(&format!("{len} body bytes")), "{text}");
     assert!(text.contains("<sanitized:1>"), "{text}");
     assert!(!text.contains('\u{202e}') && !text.contains("secret-payload"), "{text}");
+}
+
+/// Two spellings of one nonce (differing only in the last symbol's unused
+/// bits) decode to the same bytes, and the replay key is the bytes: the
+/// second delivery, though signed afresh, is a replay.
+#[test]
+fn two_spellings_of_one_nonce_are_one_nonce() {
+    let Some(w) = world() else { return };
+    let verifier = Verifier::new(
+        Profile::webhook_v1(),
+        StaticKeyResolver::new().with_jwks(&w.jwks, "https://seller.example/mcp"),
+        MemoryReplayStore::webhook(),
+        FixedClock(w.now),
+    );
+    let canonical = nonce_of(16, 42);
+    let odd = with_trailing_bits(&canonical);
+    let mut outcomes = Vec::new();
+    for nonce in [&odd, &canonical, &odd] {
+        let r = Req {
+            params: w.params(w.now, w.now + 300, nonce, &w.keyid, "ed25519", TAG),
+            ..w.req(1)
+        };
+        let headers = w.finish(&r);
+        let msg = message(&r.url, &headers, &r.body);
+        outcomes.push(run_now(verifier.verify(&msg)).map(|v| v.nonce).map_err(|e| e.code()));
+    }
+    let bytes = BinaryEncoding::Base64UrlUnpadded.decode(&canonical).unwrap();
+    assert_eq!(outcomes[0], Ok(bytes), "the odd spelling verifies, keyed on its bytes");
+    assert_eq!(outcomes[1], Err(E::Replayed));
+    assert_eq!(outcomes[2], Err(E::Replayed));
+}
+
+/// The request profile ignores extra labels the same way: official
+/// positive request vectors (3.1 and 3.2 spellings) with odd extra members
+/// appended to both headers still verify, and a malformed extra still
+/// rejects. The vectors are copied to a scratch suite, edited, and run
+/// through the conformance runner.
+#[test]
+fn the_request_profile_ignores_extra_labels_too() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap() else {
+        return;
+    };
+    let scratch = std::env::temp_dir().join(format!("adcp-extra-labels-{}", std::process::id()));
+    let cases = [
+        (r#"relay=("@method" "@method");keyid=abc"#, "relay=abc", None),
+        (r#"relay=("@foo"), relay"#, "relay=:AAAA:;p=1", None),
+        (
+            r#"relay=("@method""#,
+            "relay=:AAAA:",
+            Some("request_signature_header_malformed"),
+        ),
+        (
+            r#"relay=("@method")"#,
+            "relay=:AAAA",
+            Some("request_signature_header_malformed"),
+        ),
+    ];
+    let mut ran = 0;
+    for vector in [
+        "request-signing/positive/001-basic-post.json",
+        "request-signing/profile-3.2/positive/001-post-with-content-digest.json",
+    ] {
+        for (i, (input_extra, signature_extra, reject)) in cases.iter().enumerate() {
+            let mut doc = adcp_vectors::load_json(&suite, vector).unwrap();
+            let headers = doc["request"]["headers"].as_object_mut().unwrap();
+            for (name, extra) in [("Signature-Input", input_extra), ("Signature", signature_extra)] {
+                let value = headers[name].as_str().unwrap();
+                headers[name] = format!("{value}, {extra}").into();
+            }
+            if let Some(code) = reject {
+                doc["expected_outcome"] = serde_json::json!({ "success": false, "error_code": code });
+            }
+            let relative = vector.replace(".json", &format!("-extra-{i}.json"));
+            let path = scratch.join(&relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+            let keys = scratch.join("request-signing/keys.json");
+            if !keys.exists() {
+                std::fs::copy(suite.join("request-signing/keys.json"), keys).unwrap();
+            }
+            let outcome = run_now(adcp_verify::conformance::run_file(&scratch, &path, None));
+            assert!(
+                outcome.passed,
+                "{relative}: expected {:?}, got {:?} ({})",
+                outcome.expected, outcome.got, outcome.detail
+            );
+            ran += 1;
+        }
+    }
+    std::fs::remove_dir_all(&scratch).unwrap();
+    assert_eq!(ran, 8);
 }

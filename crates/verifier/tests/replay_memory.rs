@@ -1,7 +1,7 @@
 //! What only `MemoryReplayStore` has: its limits constructors, the entry
-//! counts (`len`, `keyid_len`, `is_empty`, `purge_expired`) through the
-//! shared scenarios, the conformance fill helper, `Debug`, and atomicity
-//! across OS threads.
+//! counts (`len`, `keyid_len`, `cap_len`, `is_empty`, `purge_expired`)
+//! through the shared scenarios, the per-`(agent, keyid)` cap bookkeeping,
+//! the conformance fill helpers, `Debug`, and atomicity across OS threads.
 //!
 //! The behaviour every replay store shares (first sighting and replay, the
 //! inclusive TTL boundary, caps that refuse instead of evicting, scoping,
@@ -12,17 +12,31 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_verify::replay::InsertOutcome::{self, AggregateCapReached, Inserted, KeyidCapReached, Replayed};
-use adcp_verify::replay::{MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::replay::{CapKey, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::{Arc, Barrier};
 
 const NOW: i64 = 1_776_520_800;
 
 fn key<'a>(keyid: &'a str, nonce: &'a [u8]) -> ReplayKey<'a> {
     ReplayKey {
+        agent: None,
         keyid,
         nonce,
         scope: None,
     }
+}
+
+/// `key` counted toward `agent`'s partition of `keyid`.
+fn agent_key<'a>(agent: &'a str, keyid: &'a str, nonce: &'a [u8]) -> ReplayKey<'a> {
+    ReplayKey {
+        agent: Some(agent),
+        ..key(keyid, nonce)
+    }
+}
+
+/// The per-keyid cap partition of `keyid` without an agent.
+fn cap(keyid: &str) -> CapKey<'_> {
+    CapKey { agent: None, keyid }
 }
 
 /// Live entries at `now` (the helpers count as of the latest `now` seen).
@@ -174,6 +188,7 @@ async fn scoped_entries_count_toward_their_keyid() {
         assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), Inserted);
     }
     let shifted = ReplayKey {
+        agent: None,
         keyid: "seller",
         nonce: b"nh",
         scope: Some(&a[1..]),
@@ -243,7 +258,7 @@ async fn fill_keyid_to_cap_blocks_the_keyid_without_allocating_entries() {
     assert_eq!(keyid_len_at(&store, keyid, NOW), 100_000);
     assert_eq!(len_at(&store, NOW), 100_000);
 
-    assert!(store.keyid_cap_reached(keyid, NOW).await.unwrap());
+    assert!(store.keyid_cap_reached(cap(keyid), NOW).await.unwrap());
     assert_eq!(
         store.insert(key(keyid, b"new"), NOW + 360, NOW).await.unwrap(),
         InsertOutcome::KeyidCapReached
@@ -253,14 +268,14 @@ async fn fill_keyid_to_cap_blocks_the_keyid_without_allocating_entries() {
         store.insert(key(keyid, b"real"), NOW + 360, NOW).await.unwrap(),
         InsertOutcome::Replayed
     );
-    assert!(!store.keyid_cap_reached("other", NOW).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap("other"), NOW).await.unwrap());
     assert_eq!(
         store.insert(key("other", b"new"), NOW + 360, NOW).await.unwrap(),
         InsertOutcome::Inserted
     );
 
     // The synthetic occupancy expires like real entries.
-    assert!(!store.keyid_cap_reached(keyid, NOW + 361).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap(keyid), NOW + 361).await.unwrap());
     assert_eq!(keyid_len_at(&store, keyid, NOW + 361), 0);
     assert_eq!(
         store.insert(key(keyid, b"new"), NOW + 800, NOW + 361).await.unwrap(),
@@ -283,11 +298,207 @@ async fn fill_replaces_previous_fill_and_respects_the_aggregate_cap() {
     assert_eq!(store.fill_keyid_to_cap("a", NOW + 500), 50);
     assert_eq!(len_at(&store, NOW), 80);
     assert_eq!(len_at(&store, NOW + 101), 50);
-    assert!(store.keyid_cap_reached("a", NOW + 101).await.unwrap());
-    assert!(!store.keyid_cap_reached("a", NOW + 501).await.unwrap());
+    assert!(store.keyid_cap_reached(cap("a"), NOW + 101).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap("a"), NOW + 501).await.unwrap());
     // An already-expired fill adds nothing (and clears the previous one).
     assert_eq!(store.fill_keyid_to_cap("a", NOW - 1), 0);
     assert_eq!(keyid_len_at(&store, "a", NOW), 0);
+}
+
+const SELLER_A: &str = "https://seller-a.example/mcp";
+const SELLER_B: &str = "https://seller-b.example/mcp";
+
+#[tokio::test]
+async fn agents_sharing_a_keyid_have_their_own_cap_and_one_uniqueness() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(2, 100));
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, "key-1", b"a1"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, "key-1", b"a2"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, "key-1", b"a3"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        KeyidCapReached
+    );
+    let cap_a = agent_key(SELLER_A, "key-1", b"").cap_key();
+    let cap_b = agent_key(SELLER_B, "key-1", b"").cap_key();
+    assert!(store.keyid_cap_reached(cap_a, NOW).await.unwrap());
+    assert_eq!(store.keyid_cap_reached_now(cap_a, NOW), Some(Ok(true)));
+    // Seller B, same kid: its own cap, untouched by A's flood.
+    assert!(!store.keyid_cap_reached(cap_b, NOW).await.unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-1", b"b1"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    // Uniqueness ignores the agent: A's nonce is a replay for B (and for a
+    // caller that does not know the agent), not a first sighting.
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-1", b"a1"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        Replayed
+    );
+    assert_eq!(
+        store.insert(key("key-1", b"a1"), NOW + 360, NOW).await.unwrap(),
+        Replayed
+    );
+    assert!(store.contains(agent_key(SELLER_B, "key-1", b"a2"), NOW).await.unwrap());
+    // `agent: None` is a partition of its own.
+    assert_eq!(
+        store.insert(key("key-1", b"n1"), NOW + 360, NOW).await.unwrap(),
+        Inserted
+    );
+    assert_eq!(store.cap_len(cap_a), 2);
+    assert_eq!(store.cap_len(cap_b), 1);
+    assert_eq!(store.cap_len(cap("key-1")), 1);
+    assert_eq!(store.keyid_len("key-1"), 4);
+    assert_eq!(store.len(), 4);
+}
+
+#[tokio::test]
+async fn an_expired_entry_taken_over_by_another_agent_moves_its_count() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(1, 100));
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, "key-1", b"n"), NOW + 10, NOW)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    // After A's entry expired (not yet swept), B signs the same nonce: the
+    // expired entry leaves A's count, the new one enters B's.
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-1", b"n"), NOW + 400, NOW + 11)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    let cap_a = CapKey {
+        agent: Some(SELLER_A),
+        keyid: "key-1",
+    };
+    let cap_b = CapKey {
+        agent: Some(SELLER_B),
+        ..cap_a
+    };
+    assert_eq!(store.cap_len(cap_a), 0);
+    assert_eq!(store.cap_len(cap_b), 1);
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, "key-1", b"m"), NOW + 400, NOW + 11)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-1", b"m2"), NOW + 400, NOW + 11)
+            .await
+            .unwrap(),
+        KeyidCapReached
+    );
+    // Expiry frees each partition; the keyid's state is released.
+    assert_eq!(store.purge_expired(NOW + 401), 2);
+    assert_eq!(store.cap_len(cap_a), 0);
+    assert_eq!(store.cap_len(cap_b), 0);
+    assert!(store.is_empty());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-1", b"m2"), NOW + 900, NOW + 401)
+            .await
+            .unwrap(),
+        Inserted
+    );
+}
+
+#[tokio::test]
+async fn fill_to_cap_fills_one_agent_partition_only() {
+    let store = MemoryReplayStore::new(ReplayLimits::new(50, 1_000));
+    let cap_a = CapKey {
+        agent: Some(SELLER_A),
+        keyid: "key-1",
+    };
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, "key-1", b"real"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    assert_eq!(store.fill_to_cap(cap_a, NOW + 100), 49);
+    assert!(store.keyid_cap_reached(cap_a, NOW).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap("key-1"), NOW).await.unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-1", b"b"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        Inserted
+    );
+    assert_eq!(
+        store.insert(key("key-1", b"none"), NOW + 360, NOW).await.unwrap(),
+        Inserted
+    );
+    assert_eq!(len_at(&store, NOW), 52);
+    // The synthetic occupancy expires with its partition's record.
+    assert_eq!(store.purge_expired(NOW + 101), 49);
+    assert_eq!(store.cap_len(cap_a), 1);
+    assert!(!store.keyid_cap_reached(cap_a, NOW + 101).await.unwrap());
+    // The per-keyid helper fills the `agent: None` partition.
+    assert_eq!(store.fill_keyid_to_cap("key-1", NOW + 300), 49);
+    assert!(store.keyid_cap_reached(cap("key-1"), NOW + 101).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap_a, NOW + 101).await.unwrap());
+}
+
+#[test]
+fn parallel_agents_sharing_a_keyid_never_exceed_their_own_cap() {
+    const THREADS: usize = 8;
+    let store = Arc::new(MemoryReplayStore::new(ReplayLimits::new(40, 1_000)));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            let barrier = Arc::clone(&barrier);
+            // Even threads sign for A, odd for B, all under one kid.
+            let agent = if t % 2 == 0 { SELLER_A } else { SELLER_B };
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0u32..30)
+                    .filter(|i| {
+                        let nonce = [t.to_be_bytes().as_slice(), &i.to_be_bytes()].concat();
+                        block_on(store.insert(agent_key(agent, "key-1", &nonce), NOW + 360, NOW)).unwrap()
+                            == InsertOutcome::Inserted
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let inserted: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(inserted, 80, "each agent fills exactly its own cap of 40");
+    for agent in [SELLER_A, SELLER_B] {
+        let partition = CapKey {
+            agent: Some(agent),
+            keyid: "key-1",
+        };
+        assert_eq!(store.cap_len(partition), 40);
+    }
 }
 
 #[tokio::test]

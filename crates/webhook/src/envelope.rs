@@ -226,6 +226,16 @@ impl EnvelopeError {
             Self::InvalidEnvelopeStatus => "invalid_envelope_status",
         }
     }
+
+    /// The fixed message that accompanies the code in a `400` answer.
+    #[must_use]
+    pub const fn message(self) -> &'static str {
+        match self {
+            Self::MissingEnvelopeFields => "The body is not a complete webhook envelope.",
+            Self::MissingIdempotencyKey => "The envelope has no valid idempotency_key.",
+            Self::InvalidEnvelopeStatus => "The envelope's status is not a task status.",
+        }
+    }
 }
 
 /// What [`check_mcp_envelope`] found.

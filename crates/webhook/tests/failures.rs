@@ -248,14 +248,25 @@ async fn tampered_body_is_a_digest_mismatch() {
         response.headers()["www-authenticate"],
         "Signature error=\"webhook_signature_digest_mismatch\""
     );
-    // Exactly the challenge and nothing more: no other header, empty body.
+    // The challenge and the code's fixed message, nothing more: no other
+    // header, no verification detail in the body.
     let names: Vec<_> = response.headers().keys().map(|k| k.as_str().to_owned()).collect();
     assert!(
-        names.iter().all(|n| n == "www-authenticate" || n == "content-length"),
+        names
+            .iter()
+            .all(|n| matches!(n.as_str(), "www-authenticate" | "content-type" | "content-length")),
         "{names:?}"
     );
+    assert_eq!(response.headers()["content-type"], "application/json");
     let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
-    assert!(body.is_empty());
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({
+            "error": "webhook_signature_digest_mismatch",
+            "message": "The Content-Digest does not match the body.",
+        })
+    );
     assert_eq!(effects.count(), 0);
 
     // The untouched request still goes through.
@@ -745,4 +756,186 @@ async fn a2a_registrations_dedupe_on_the_payload_fingerprint() {
     assert_eq!(seen[0].1, Some(serde_json::json!({"n": 1})));
     assert_eq!(seen[1].1, Some(serde_json::json!({"n": 2})));
     assert_eq!(receiver.metrics().get(outcome::DUPLICATE), 1);
+}
+
+/// A resolver over several sellers that may share a kid: every seller's key
+/// for the kid is a candidate.
+struct SharedKid(Vec<Arc<adcp_verify::keys::ResolvedKey>>);
+
+#[async_trait]
+impl adcp_verify::keys::KeyResolver for SharedKid {
+    async fn resolve(
+        &self,
+        keyid: &str,
+    ) -> Result<Option<Arc<adcp_verify::keys::ResolvedKey>>, adcp_verify::keys::ResolveError> {
+        Ok(self.0.iter().find(|k| k.kid() == keyid).cloned())
+    }
+
+    async fn revocation_status(
+        &self,
+        _key: &adcp_verify::keys::ResolvedKey,
+        _now: i64,
+    ) -> Result<adcp_verify::keys::RevocationStatus, adcp_verify::keys::ResolveError> {
+        Ok(adcp_verify::keys::RevocationStatus::Current)
+    }
+
+    async fn resolve_candidates(
+        &self,
+        keyid: &str,
+    ) -> Result<adcp_verify::keys::KeyCandidates, adcp_verify::keys::ResolveError> {
+        Ok(self.0.iter().filter(|k| k.kid() == keyid).cloned().collect())
+    }
+}
+
+fn keys_of(jwks: &serde_json::Value, agent: &str) -> Vec<Arc<adcp_verify::keys::ResolvedKey>> {
+    adcp_verify::keys::ResolvedKey::from_jwks_json(jwks, agent)
+        .into_iter()
+        .map(Arc::new)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_kid_shared_by_sellers_is_attributed_to_the_one_whose_key_verifies() {
+    // Two sellers with Ed25519 keys (the signature decides) and one with a
+    // P-256 key (refused for the algorithm before any cryptography).
+    let (signer_a, jwks_a) = seller(Algorithm::Ed25519, "shared");
+    let (signer_b, jwks_b) = seller(Algorithm::Ed25519, "shared");
+    let (signer_c, jwks_c) = seller(Algorithm::EcdsaP256Sha256, "shared");
+    let mut candidates = keys_of(&jwks_a, "https://a.example/mcp");
+    candidates.extend(keys_of(&jwks_b, "https://b.example/mcp"));
+    candidates.extend(keys_of(&jwks_c, "https://c.example/mcp"));
+    let receiver = Receiver::builder(Arc::new(SharedKid(candidates)), memory_replay(), memory_idempotency())
+        .config(http_config())
+        .build()
+        .unwrap();
+    for (signer, agent, task) in [
+        (&signer_b, "https://b.example/mcp", "t_b"),
+        (&signer_a, "https://a.example/mcp", "t_a"),
+        (&signer_c, "https://c.example/mcp", "t_c"),
+    ] {
+        let signed = signer
+            .sign_webhook("http://buyer.example/hook", &event(task))
+            .await
+            .unwrap();
+        let mut sender = None;
+        let response = receiver
+            .handle(signed.to_http().unwrap().map(Bytes::from), |w| {
+                sender = Some(w.sender().to_owned());
+                async { Ok::<(), std::convert::Infallible>(()) }
+            })
+            .await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(sender.as_deref(), Some(agent));
+    }
+}
+
+#[tokio::test]
+async fn one_public_key_under_two_sellers_is_ambiguous_and_refused() {
+    let (signer, jwks) = seller(Algorithm::Ed25519, "shared");
+    let mut candidates = keys_of(&jwks, "https://a.example/mcp");
+    candidates.extend(keys_of(&jwks, "https://copycat.example/mcp"));
+    let receiver = Receiver::builder(Arc::new(SharedKid(candidates)), memory_replay(), memory_idempotency())
+        .config(http_config())
+        .build()
+        .unwrap();
+    let signed = signer
+        .sign_webhook("http://buyer.example/hook", &event("t"))
+        .await
+        .unwrap();
+    let response = receiver
+        .handle(signed.to_http().unwrap().map(Bytes::from), |_| async {
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .await;
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Signature error=\"webhook_signature_jwks_untrusted\""
+    );
+    let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
+    assert_eq!(body["error"], "webhook_signature_jwks_untrusted");
+    assert_eq!(body["message"], "The sender's keys could not be trusted.");
+}
+
+#[tokio::test]
+async fn the_body_limit_is_enforced_before_the_checklist_and_governs_its_json_check() {
+    let (signer, jwks) = seller(Algorithm::Ed25519, "k1");
+    let limit = 2 * 1024 * 1024;
+    let limits = adcp_sign::Limits::new(limit);
+    let key = adcp_sign::IdempotencyKey::new("evt_large_00000001").unwrap();
+    let payload = serde_json::json!({"task_id": "t", "task_type": "create_media_buy", "status": "completed",
+        "timestamp": "2026-04-18T12:00:00Z", "result": {"filler": "x".repeat(1536 * 1024)}});
+    let big = WebhookEvent::with_idempotency_key_and_limits(key, &payload, &limits).unwrap();
+    // The default limit (1 MiB) refuses it when signing, too.
+    assert!(WebhookEvent::with_idempotency_key(
+        adcp_sign::IdempotencyKey::new("evt_large_00000002").unwrap(),
+        &payload
+    )
+    .is_err());
+    let signed = signer.sign_webhook("http://buyer.example/hook", &big).await.unwrap();
+    let request = signed.to_http().unwrap().map(Bytes::from);
+
+    // A receiver at 1 MiB: 413 with its code; nothing verified, so the
+    // nonce is not burned and a receiver with a larger limit (sharing the
+    // replay cache) still accepts the same request.
+    let replay = memory_replay();
+    let small = Receiver::builder(keys_for(&jwks), Arc::clone(&replay), memory_idempotency())
+        .config(http_config())
+        .build()
+        .unwrap();
+    let response = small
+        .handle(request.clone(), |_| async { Ok::<(), std::convert::Infallible>(()) })
+        .await;
+    assert_eq!(response.status(), 413);
+    let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
+    assert_eq!(body["error"], "payload_too_large");
+
+    let mut config = http_config();
+    config.max_body_bytes = limit;
+    let large = Receiver::builder(keys_for(&jwks), replay, memory_idempotency())
+        .config(config)
+        .build()
+        .unwrap();
+    let response = large
+        .handle(request, |_| async { Ok::<(), std::convert::Infallible>(()) })
+        .await;
+    assert_eq!(response.status(), 200, "{:?}", response.body());
+}
+
+#[tokio::test]
+async fn the_verifier_refuses_an_oversized_body_before_any_replay_entry() {
+    use adcp_verify::clock::FixedClock;
+    use adcp_verify::profile::Profile;
+    use adcp_verify::verifier::Verifier;
+    let (signer, jwks) = seller(Algorithm::Ed25519, "k1");
+    let signed = signer
+        .sign_webhook("https://buyer.example/hook", &event("t"))
+        .await
+        .unwrap();
+    let request = signed.to_http().unwrap();
+    let body = signed.body().unwrap().as_bytes().to_vec();
+    let mut msg = adcp_sigbase::Message::request("POST", "https://buyer.example/hook");
+    for (name, value) in request.headers() {
+        msg.push_header(name.as_str(), value);
+    }
+    let msg = msg.with_body(&body[..]);
+    let replay = memory_replay();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let verifier = |limit: usize| {
+        Verifier::new(
+            Profile::webhook_v1(),
+            keys_for(&jwks),
+            Arc::clone(&replay),
+            FixedClock(now),
+        )
+        .with_max_body_bytes(limit)
+    };
+    let err = verifier(body.len() - 1).verify(&msg).await.unwrap_err();
+    assert_eq!(err.code_str(), "webhook_body_malformed");
+    assert_eq!(err.step().to_string(), "0");
+    // Nothing was recorded: the same request verifies under the right limit.
+    assert!(verifier(body.len()).verify(&msg).await.is_ok());
 }

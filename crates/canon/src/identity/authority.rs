@@ -154,13 +154,23 @@ pub(crate) fn host_port_into(
     Ok(HostPort { kind, host_end, port })
 }
 
-/// 1–65535 in decimal, no sign, no leading zero: one spelling per port, so
-/// `:0443` cannot slip past default-port stripping.
+/// 1–65535 in decimal, no sign, read by its number: RFC 3986 §3.2.3 allows
+/// leading zeros (`port = *DIGIT`) and both official SDKs accept them, so
+/// `:0443` is port 443 (and then dropped as the https default) and `:08443`
+/// is written `:8443`. One canonical spelling per port keeps default-port
+/// stripping exact. Zeros are skipped without a count limit: the input is
+/// bounded by `MAX_INPUT_LEN`, and at most five significant digits are
+/// folded, so nothing overflows.
 fn parse_port(digits: &[u8]) -> Option<u16> {
-    if digits.len() > 5 || digits.first() == Some(&b'0') || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let value = digits.iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+    let first_significant = digits.iter().position(|&d| d != b'0').unwrap_or(digits.len());
+    let significant = &digits[first_significant..];
+    if significant.len() > 5 {
+        return None;
+    }
+    let value = significant.iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
     u16::try_from(value).ok().filter(|&p| p != 0)
 }
 
@@ -172,7 +182,23 @@ mod tests {
     fn ports() {
         assert_eq!(parse_port(b"443"), Some(443));
         assert_eq!(parse_port(b"65535"), Some(65535));
-        for bad in [&b"0"[..], b"0443", b"65536", b"99999", b"123456", b"+1", b"1a", b" 1"] {
+        assert_eq!(parse_port(b"0443"), Some(443));
+        assert_eq!(parse_port(b"08443"), Some(8443));
+        assert_eq!(parse_port(b"0000000000065535"), Some(65535));
+        assert_eq!(parse_port(b"00001"), Some(1));
+        for bad in [
+            &b""[..],
+            b"0",
+            b"0000",
+            b"65536",
+            b"065536",
+            b"99999",
+            b"123456",
+            b"+1",
+            b"1a",
+            b" 1",
+            b"0x1bb",
+        ] {
             assert_eq!(parse_port(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }

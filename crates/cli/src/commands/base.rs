@@ -66,7 +66,7 @@ fn compute(args: &BaseArgs) -> Result<String, Failure> {
     } else {
         canonical.as_str()
     };
-    let input = SignatureInput::from_message(&msg)
+    let input = SignatureInput::from_message_for(&msg, &args.label)
         .map_err(|e| Failure::Rejected(e.to_string()))?
         .ok_or_else(|| Failure::Rejected("request has no Signature-Input header".into()))?;
     let params = input

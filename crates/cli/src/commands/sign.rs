@@ -68,7 +68,13 @@ fn sign(args: &SignArgs) -> Result<String, Failure> {
     if raw.is_none() && profile.requires_body() {
         return Err(Failure::Usage("--profile webhook needs --body or --body-file".into()));
     }
-    let body = raw.map(Body::from_json_bytes).transpose()?;
+    if args.max_body_bytes == 0 {
+        return Err(Failure::Usage("--max-body-bytes must be at least 1".into()));
+    }
+    let limits = adcp_strict_json::Limits::new(args.max_body_bytes);
+    let body = raw
+        .map(|raw| Body::from_json_bytes_with_limits(raw, &limits))
+        .transpose()?;
 
     let mut options = SignOptions::new();
     if let Some(created) = args.created {

@@ -59,6 +59,18 @@ pub struct GatewayArgs {
         value_delimiter = ','
     )]
     pub agents: Vec<String>,
+    /// A seller with static keys, `SELLER_URL=JWKS_FILE`: the agent URL
+    /// webhooks signed with these keys are attributed to, and its public
+    /// JWKS. Repeatable (comma-separated in the environment); combines
+    /// with `--agent`. Sellers may share a `kid`: each webhook is
+    /// attributed to the one seller whose key verifies it.
+    #[arg(
+        long = "seller",
+        value_name = "SELLER_URL=JWKS_FILE",
+        env = "ADCP_GATEWAY_SELLERS",
+        value_delimiter = ','
+    )]
+    pub sellers: Vec<String>,
     /// A discovered seller's revocation list, `SELLER_URL=LIST_URL`: the
     /// seller is one of the `--agent` URLs (byte for byte), the list an
     /// `https` URL serving the JWS-signed list (`revoked_kids`,
@@ -103,6 +115,18 @@ pub struct GatewayArgs {
     /// front: its scheme and authority are the signed target's.
     #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_PUBLIC_URL")]
     pub public_url: Option<url::Url>,
+    /// With `--public-url`: another authority (`host` or `host:port`) a
+    /// request may arrive for, besides the public URL's. Repeatable
+    /// (comma-separated in the environment). The received `Host` /
+    /// `:authority` must be one of them; it is what the signature's
+    /// `@authority` is checked against.
+    #[arg(
+        long = "accept-host",
+        value_name = "HOST",
+        env = "ADCP_GATEWAY_ACCEPT_HOSTS",
+        value_delimiter = ','
+    )]
+    pub accept_hosts: Vec<String>,
     /// A legacy HMAC-SHA256 registration: the file holding the shared
     /// secret (or set ADCP_GATEWAY_HMAC_SECRET).
     #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_HMAC_SECRET_FILE")]
@@ -223,6 +247,10 @@ pub struct FileConfig {
     /// `agents = ["https://seller.example/mcp"]`.
     #[serde(default)]
     pub agents: Vec<String>,
+    /// A table from seller agent URL to its JWKS file (relative to the
+    /// file): `[sellers]` then `"https://seller.example/mcp" = "seller-jwks.json"`.
+    #[serde(default)]
+    pub sellers: BTreeMap<String, PathBuf>,
     /// A table from seller agent URL to revocation list URL:
     /// `[revocation_lists]` then
     /// `"https://seller.example/mcp" = "https://seller.example/.well-known/revocations.json"`.
@@ -241,6 +269,9 @@ pub struct FileConfig {
     pub store_namespace: Option<String>,
     /// `public_url = "https://buyer.example"`.
     pub public_url: Option<url::Url>,
+    /// `accept_hosts = ["hooks.buyer.example"]`.
+    #[serde(default)]
+    pub accept_hosts: Vec<String>,
     /// `hmac_secret_file = "/run/secrets/adcp-hmac"` (relative to the file).
     pub hmac_secret_file: Option<PathBuf>,
     /// `hmac_sender = "https://seller.example/mcp"`.
@@ -288,6 +319,9 @@ pub struct GatewayConfig {
     pub upstream: url::Url,
     /// Seller keys.
     pub keys: KeySource,
+    /// Sellers with static keys (`--seller`), agent URL → JWKS file;
+    /// alongside [`KeySource::Agents`] or [`KeySource::None`].
+    pub sellers: BTreeMap<String, PathBuf>,
     /// Revocation list URL of each discovered seller that has one, keyed
     /// by agent URL (each one of [`KeySource::Agents`]).
     pub revocation_lists: BTreeMap<String, url::Url>,
@@ -304,6 +338,8 @@ pub struct GatewayConfig {
     pub store: String,
     /// Redis key prefix / PostgreSQL schema.
     pub store_namespace: String,
+    /// Other authorities requests may arrive for (`--accept-host`).
+    pub accept_hosts: Vec<String>,
     /// Public URL of the endpoint.
     pub public_url: Option<url::Url>,
     /// The HMAC secret, when the registration is legacy HMAC.
@@ -338,6 +374,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("listen", &self.listen)
             .field("upstream", &self.upstream.as_str())
             .field("keys", &self.keys)
+            .field("sellers", &self.sellers)
             .field(
                 "revocation_lists",
                 &self
@@ -359,6 +396,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("store", &redact(&self.store))
             .field("store_namespace", &self.store_namespace)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
+            .field("accept_hosts", &self.accept_hosts)
             .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<redacted>"))
             .field("hmac_sender", &self.hmac_sender)
             .field("upstream_timeout", &self.upstream_timeout)
@@ -426,6 +464,36 @@ impl GatewayConfig {
             (None, false) => KeySource::Agents(agents),
             (None, true) => KeySource::None,
         };
+        let sellers: BTreeMap<String, PathBuf> = if args.sellers.is_empty() {
+            file.sellers
+                .into_iter()
+                .map(|(seller, path)| (seller, relative(path)))
+                .collect()
+        } else {
+            let mut sellers = BTreeMap::new();
+            for entry in &args.sellers {
+                let (seller, path) = match entry.trim().split_once('=') {
+                    Some((seller, path)) if !seller.is_empty() && !path.is_empty() => (seller, path),
+                    _ => return Err(format!("--seller {entry:?}: expected SELLER_URL=JWKS_FILE")),
+                };
+                if sellers.insert(seller.to_owned(), PathBuf::from(path)).is_some() {
+                    return Err(format!("--seller {seller}: given twice"));
+                }
+            }
+            sellers
+        };
+        if !sellers.is_empty() {
+            if matches!(keys, KeySource::Jwks { .. }) {
+                return Err("give --jwks FILE or --seller SELLER_URL=JWKS_FILE, not both".into());
+            }
+            if let KeySource::Agents(agents) = &keys {
+                if let Some(both) = agents.iter().find(|agent| sellers.contains_key(*agent)) {
+                    return Err(format!(
+                        "{both}: both --agent and --seller; give one key source per seller"
+                    ));
+                }
+            }
+        }
         let revocation_lists = if args.revocation_lists.is_empty() {
             file.revocation_lists.into_iter().collect()
         } else {
@@ -469,13 +537,13 @@ impl GatewayConfig {
         if hmac_secret.as_ref().is_some_and(Vec::is_empty) {
             return Err("the HMAC secret is empty".into());
         }
-        if keys == KeySource::None && hmac_secret.is_none() {
+        if keys == KeySource::None && sellers.is_empty() && hmac_secret.is_none() {
             return Err("give --jwks FILE or --agent SELLER_URL (or an HMAC secret for a legacy registration)".into());
         }
         let hmac_sender = args.hmac_sender.clone().or(file.hmac_sender).or_else(|| match &keys {
             KeySource::Agents(agents) => agents.first().cloned(),
             KeySource::Jwks { agent, .. } => Some(agent.clone()),
-            KeySource::None => None,
+            KeySource::None => sellers.keys().next().cloned(),
         });
         if hmac_secret.is_some() && hmac_sender.is_none() {
             return Err("an HMAC registration needs --hmac-sender URL (the seller's agent URL)".into());
@@ -527,6 +595,7 @@ impl GatewayConfig {
             listen,
             upstream,
             keys,
+            sellers,
             revocation_lists,
             allow_unsigned_revocation_lists: args.dangerously_allow_unsigned_revocation_list_for_tests,
             jwks_uri_pins,
@@ -537,6 +606,11 @@ impl GatewayConfig {
                 .clone()
                 .or(file.store_namespace)
                 .unwrap_or_else(|| "adcp".to_owned()),
+            accept_hosts: if args.accept_hosts.is_empty() {
+                file.accept_hosts
+            } else {
+                args.accept_hosts.clone()
+            },
             public_url: args.public_url.clone().or(file.public_url),
             hmac_secret,
             hmac_sender,

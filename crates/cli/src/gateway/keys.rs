@@ -1,12 +1,19 @@
-//! Key resolution over several sellers (`--agent` repeated).
+//! Key resolution over several sellers (`--agent` and `--seller`).
+//!
+//! A `kid` is unique within one seller's JWKS, not across sellers, so a
+//! `keyid` may name keys of several sellers. Every one of them is a
+//! candidate: the verifier checks the signature under each and attributes
+//! the webhook to the one seller whose key verifies (two that verify are
+//! refused as ambiguous). The first seller to publish a kid never shadows
+//! another's.
 
-use adcp_verify::keys::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus};
+use adcp_verify::keys::{KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, MAX_KEY_CANDIDATES};
 use async_trait::async_trait;
 use std::sync::Arc;
 
-/// Resolves a `keyid` against each seller's resolver in turn; the first
-/// that knows it wins. Revocation is asked of the resolver of the key's
-/// agent.
+/// Resolves a `keyid` against every seller's resolver: all the keys found
+/// are candidates ([`KeyResolver::resolve_candidates`]). Revocation is
+/// asked of the resolver of the key's agent.
 pub struct AgentsResolver {
     agents: Vec<(String, Arc<dyn KeyResolver>)>,
 }
@@ -35,6 +42,49 @@ impl KeyResolver for AgentsResolver {
         // Unknown everywhere: unknown, unless a seller could not answer
         // (then the key may exist: fail as unavailable, retryable).
         first_error.map_or(Ok(None), Err)
+    }
+
+    /// Every seller's key for `keyid`, at most [`MAX_KEY_CANDIDATES`]. A
+    /// seller that cannot answer fails the lookup only when no other
+    /// seller has the key (then it may be that seller's: unavailable,
+    /// retryable); otherwise the keys found are tried, as the signature
+    /// binds the webhook to one of them or to none.
+    async fn resolve_candidates(&self, keyid: &str) -> Result<KeyCandidates, ResolveError> {
+        let mut found = KeyCandidates::new();
+        let mut first_error = None;
+        for (_, resolver) in &self.agents {
+            match resolver.resolve(keyid).await {
+                Ok(Some(key)) if found.len() < MAX_KEY_CANDIDATES => found.push(key),
+                Ok(_) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) if found.is_empty() => Err(e),
+            _ => Ok(found),
+        }
+    }
+
+    /// As [`Self::resolve_candidates`] when every seller's answer is at
+    /// hand (static keys, warm caches); `None` as soon as one is not.
+    fn resolve_candidates_cached(&self, keyid: &str) -> Option<Result<KeyCandidates, ResolveError>> {
+        let mut found = KeyCandidates::new();
+        let mut first_error = None;
+        for (_, resolver) in &self.agents {
+            match resolver.resolve_cached(keyid)? {
+                Ok(Some(key)) if found.len() < MAX_KEY_CANDIDATES => found.push(key),
+                Ok(_) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Some(match first_error {
+            Some(e) if found.is_empty() => Err(e),
+            _ => Ok(found),
+        })
     }
 
     async fn revocation_status(&self, key: &ResolvedKey, now: i64) -> Result<RevocationStatus, ResolveError> {

@@ -70,7 +70,7 @@ use adcp_webhook::receiver::{
 };
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -101,12 +101,17 @@ pub struct GatewayOptions {
     pub upstream: url::Url,
     /// Bound on one upstream attempt (connect and answer). Default 10 s.
     pub upstream_timeout: Duration,
-    /// The URL the seller was given (scheme and authority of the signed
-    /// `@target-uri`), when the gateway sits behind a proxy or TLS
-    /// terminator. The target verified is this URL's scheme and authority
-    /// with the path and query as received. Default: `http` and the `Host`
-    /// the request arrived with.
+    /// The URL the seller was given, when the gateway sits behind a proxy
+    /// or TLS terminator: its scheme is the signed target's, and the
+    /// authority a request arrives for (`Host` / `:authority`, which the
+    /// proxy must preserve) must canonicalize to this URL's authority or
+    /// to one of [`Self::accept_hosts`], else the request is refused with
+    /// `webhook_target_uri_malformed`. `@authority` is always the received
+    /// one, as the spec derives it. Default: `http`, any received `Host`.
     pub public_url: Option<url::Url>,
+    /// Other authorities (`host` or `host:port`) accepted with
+    /// [`Self::public_url`].
+    pub accept_hosts: Vec<String>,
     /// Largest body accepted. Default 1 MiB.
     pub max_body_bytes: usize,
     /// The registration's authentication mode (default RFC 9421) and, for a
@@ -147,6 +152,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("upstream", &self.upstream.as_str())
             .field("upstream_timeout", &self.upstream_timeout)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
+            .field("accept_hosts", &self.accept_hosts)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("legacy_sender", &self.legacy_sender)
             .field("access_log", &self.access_log)
@@ -167,6 +173,7 @@ impl GatewayOptions {
             upstream,
             upstream_timeout: Duration::from_secs(10),
             public_url: None,
+            accept_hosts: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             mode: WebhookAuthMode::Rfc9421,
             legacy_sender: None,
@@ -190,7 +197,7 @@ struct Shared {
     receiver: Receiver,
     store: Arc<dyn Store>,
     upstream: Upstream,
-    public: Option<(String, String)>,
+    public: Option<PublicTarget>,
     metrics: GatewayMetrics,
     access_log: bool,
     header_timeout: Duration,
@@ -215,23 +222,13 @@ impl Gateway {
     /// a legacy mode without a sender identity).
     pub fn new(keys: Arc<dyn KeyResolver>, store: Arc<dyn Store>, options: GatewayOptions) -> Result<Self, String> {
         let public = match &options.public_url {
-            Some(url) => {
-                let scheme = url.scheme().to_owned();
-                if !matches!(scheme.as_str(), "http" | "https") {
-                    return Err(format!("--public-url must be http(s), not {scheme:?}"));
-                }
-                let host = url.host_str().ok_or("--public-url has no host")?;
-                let authority = match url.port() {
-                    Some(port) => format!("{host}:{port}"),
-                    None => host.to_owned(),
-                };
-                Some((scheme, authority))
-            }
+            Some(url) => Some(PublicTarget::new(url, &options.accept_hosts)?),
+            None if !options.accept_hosts.is_empty() => return Err("--accept-host needs --public-url".into()),
             None => None,
         };
         let config = ReceiverConfig {
             max_body_bytes: options.max_body_bytes,
-            scheme: public.as_ref().map_or_else(|| "http".to_owned(), |(s, _)| s.clone()),
+            scheme: public.as_ref().map_or_else(|| "http".to_owned(), |p| p.scheme.clone()),
             ..ReceiverConfig::default()
         };
         // New-keyid admission-pressure alarms (spec "Webhook replay dedup
@@ -477,32 +474,37 @@ async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
 
 async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response {
     if request.method() != Method::POST {
-        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+        return error_response(StatusCode::METHOD_NOT_ALLOWED, answer::METHOD_NOT_ALLOWED, None);
     }
     let started = Instant::now();
     // Load shedding: past the limit, answer at once rather than queue.
     let Ok(_permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
         state.metrics.shed();
-        let response = (
+        let response = error_response(
             StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, HeaderValue::from(OVERLOAD_RETRY_AFTER_SECS))],
-        )
-            .into_response();
+            answer::OVERLOADED,
+            Some(OVERLOAD_RETRY_AFTER_SECS),
+        );
         log(&state, &response, "overloaded", started.elapsed(), None);
         return response;
     };
-    let (mut parts, body) = request.into_parts();
-    if let Some((scheme, authority)) = &state.public {
-        if let Err(status) = rewrite_target(&mut parts, scheme, authority) {
-            return status.into_response();
+    let (parts, body) = request.into_parts();
+    if let Some(public) = &state.public {
+        if let Err(refusal) = public.check_received(&parts) {
+            state.receiver.metrics().incr(refusal.code_str());
+            let response = refusal_response(&refusal);
+            log(&state, &response, refusal.code_str(), started.elapsed(), None);
+            return response;
         }
     }
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
     let (response, outcome, event) = match state.receiver.decide_streaming(&parts, body).await {
-        Decision::Reply(_) if expired.load(Ordering::Relaxed) => {
-            (StatusCode::REQUEST_TIMEOUT.into_response(), "body_timeout", None)
-        }
+        Decision::Reply(_) if expired.load(Ordering::Relaxed) => (
+            error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None),
+            answer::BODY_TIMEOUT.0,
+            None,
+        ),
         Decision::Reply(reply) => {
             let outcome = reply.outcome();
             (reply.into_response::<Body>(), outcome, None)
@@ -534,11 +536,11 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
                         UpstreamFailure::Timeout => "upstream_failed:timeout",
                         UpstreamFailure::Connect => "upstream_failed:connect",
                     };
-                    let response = (
+                    let response = error_response(
                         StatusCode::SERVICE_UNAVAILABLE,
-                        [(header::RETRY_AFTER, HeaderValue::from(UNAVAILABLE_RETRY_AFTER_SECS))],
-                    )
-                        .into_response();
+                        answer::UPSTREAM_UNAVAILABLE,
+                        Some(UNAVAILABLE_RETRY_AFTER_SECS),
+                    );
                     (response, outcome, event)
                 }
             }
@@ -612,15 +614,119 @@ impl http_body::Body for DeadlineBody {
     }
 }
 
-/// The request as the seller addressed it: the public authority in the URI
-/// and `Host`, the path and query as received.
-fn rewrite_target(parts: &mut http::request::Parts, scheme: &str, authority: &str) -> Result<(), StatusCode> {
-    let path = parts.uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
-    let uri: Uri = format!("{scheme}://{authority}{path}")
-        .parse()
-        .map_err(|_| StatusCode::BAD_REQUEST)?;
-    parts.uri = uri;
-    let host = HeaderValue::from_str(authority).map_err(|_| StatusCode::BAD_REQUEST)?;
-    parts.headers.insert(header::HOST, host);
-    Ok(())
+/// The gateway's own answers (the receiver's carry their codes already):
+/// a code and its fixed message, in the receiver's body shape.
+mod answer {
+    /// A code and its message.
+    pub(super) type Answer = (&'static str, &'static str);
+    /// Not a `POST` (`405`).
+    pub(super) const METHOD_NOT_ALLOWED: Answer = ("method_not_allowed", "Webhooks are delivered with POST.");
+    /// Shed under load (`503`).
+    pub(super) const OVERLOADED: Answer = ("overloaded", "Too many webhooks in flight; retry later.");
+    /// The body did not arrive in time (`408`).
+    pub(super) const BODY_TIMEOUT: Answer = ("body_timeout", "The body did not arrive in time.");
+    /// The upstream did not take the event (`503`; the claim is released).
+    pub(super) const UPSTREAM_UNAVAILABLE: Answer = (
+        "upstream_unavailable",
+        "The event could not be delivered upstream; retry later.",
+    );
+}
+
+/// A non-`2xx` answer of the gateway itself: `{"error", "message"}` and,
+/// for a `503`, `Retry-After`.
+fn error_response(status: StatusCode, (code, message): answer::Answer, retry_after: Option<u64>) -> Response {
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        adcp_webhook::receiver::error_body(code, message),
+    )
+        .into_response();
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// A verification refusal answered by the gateway before the receiver: the
+/// spec's challenge and the code's fixed message.
+fn refusal_response(refusal: &adcp_verify::error::VerifyError) -> Response {
+    let status = StatusCode::from_u16(refusal.code().http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
+    let mut response = error_response(status, (refusal.code_str(), refusal.message()), None);
+    if let Some(challenge) = refusal.www_authenticate().and_then(|c| HeaderValue::from_str(&c).ok()) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
+
+/// The public URL's scheme and the canonical authorities requests may
+/// arrive for.
+struct PublicTarget {
+    scheme: String,
+    authorities: Vec<String>,
+}
+
+impl PublicTarget {
+    fn new(url: &url::Url, accept_hosts: &[String]) -> Result<Self, String> {
+        let scheme = url.scheme().to_owned();
+        if !matches!(scheme.as_str(), "http" | "https") {
+            return Err(format!("--public-url must be http(s), not {scheme:?}"));
+        }
+        let host = url.host_str().ok_or("--public-url has no host")?;
+        let public = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        };
+        let mut authorities = Vec::with_capacity(1 + accept_hosts.len());
+        for (flag, authority) in std::iter::once(("--public-url", public.as_str()))
+            .chain(accept_hosts.iter().map(|h| ("--accept-host", h.as_str())))
+        {
+            let canonical = canonical_authority(&scheme, authority)
+                .ok_or_else(|| format!("{flag} {authority:?}: not a valid host[:port]"))?;
+            if !authorities.contains(&canonical) {
+                authorities.push(canonical);
+            }
+        }
+        Ok(Self { scheme, authorities })
+    }
+
+    /// The authority the request arrived for (the request target's, else
+    /// `Host`; what the receiver builds `@target-uri` from) must be one of
+    /// ours once canonicalized. The bytes are not rewritten: the verifier
+    /// derives `@authority` from what was received, as the spec says.
+    fn check_received(&self, parts: &http::request::Parts) -> Result<(), adcp_verify::error::VerifyError> {
+        use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};
+        let refuse = |detail: &str| {
+            VerifyError::new(
+                ErrorCode::TargetUriMalformed,
+                CodePrefix::Webhook,
+                Step::new(10),
+                detail,
+            )
+        };
+        let received = match parts.uri.authority() {
+            Some(authority) => Some(authority.as_str()),
+            None => parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),
+        };
+        let received = received.ok_or_else(|| refuse("no Host or :authority"))?;
+        match canonical_authority(&self.scheme, received) {
+            Some(canonical) if self.authorities.contains(&canonical) => Ok(()),
+            Some(_) => Err(refuse(
+                "received authority is neither --public-url's nor an --accept-host",
+            )),
+            None => Err(refuse("received authority does not canonicalize")),
+        }
+    }
+}
+
+/// The AdCP canonical form of `authority` under `scheme` (lowercase,
+/// IDNA, default port removed), or `None` when it is not an authority.
+fn canonical_authority(scheme: &str, authority: &str) -> Option<String> {
+    if authority.is_empty() || authority.contains(['/', '?', '#', '@']) {
+        return None;
+    }
+    adcp_canon::canonicalize_received(format!("{scheme}://{authority}/"))
+        .ok()
+        .map(|url| url.authority().to_owned())
 }

@@ -51,6 +51,7 @@ impl Gateway {
         let mut gateway = GatewayOptions::new(config.upstream.clone());
         gateway.upstream_timeout = config.upstream_timeout;
         gateway.public_url.clone_from(&config.public_url);
+        gateway.accept_hosts.clone_from(&config.accept_hosts);
         gateway.max_body_bytes = config.max_body_bytes;
         gateway.access_log = config.access_log;
         gateway.header_timeout = config.header_timeout;
@@ -74,21 +75,25 @@ fn key_resolver(
     clock: Option<Arc<dyn Clock>>,
 ) -> Result<(Arc<dyn KeyResolver>, JwksUriChanges), String> {
     let network: &TestNetwork = &config.test_network;
+    // Static sellers first, then discovered ones: the order decides
+    // nothing (every seller's key for a kid is a candidate).
+    let mut resolvers: Vec<(String, Arc<dyn KeyResolver>)> = Vec::new();
+    for (seller, path) in &config.sellers {
+        let jwks = read_jwks("--seller", path)?;
+        resolvers.push((
+            seller.clone(),
+            Arc::new(StaticKeyResolver::new().with_jwks(&jwks, seller.as_str())),
+        ));
+    }
     match &config.keys {
         KeySource::Jwks { path, agent } => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("--jwks {}: {e}", path.display()))?;
-            let jwks: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| format!("--jwks {}: {e}", path.display()))?;
-            if !jwks.get("keys").is_some_and(serde_json::Value::is_array) {
-                return Err(format!("--jwks {}: not a JWKS (no \"keys\" array)", path.display()));
-            }
+            let jwks = read_jwks("--jwks", path)?;
             Ok((
                 Arc::new(StaticKeyResolver::new().with_jwks(&jwks, agent.as_str())),
                 JwksUriChanges::default(),
             ))
         }
         KeySource::Agents(agents) => {
-            let mut resolvers: Vec<(String, Arc<dyn KeyResolver>)> = Vec::new();
             let mut changes = JwksUriChanges::default();
             for agent in agents {
                 let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
@@ -116,8 +121,19 @@ fn key_resolver(
             }
             Ok((Arc::new(AgentsResolver::new(resolvers)), changes))
         }
-        KeySource::None => Ok((Arc::new(StaticKeyResolver::new()), JwksUriChanges::default())),
+        KeySource::None if resolvers.is_empty() => Ok((Arc::new(StaticKeyResolver::new()), JwksUriChanges::default())),
+        KeySource::None => Ok((Arc::new(AgentsResolver::new(resolvers)), JwksUriChanges::default())),
     }
+}
+
+/// A public JWKS file (`{"keys": [...]}`).
+fn read_jwks(flag: &str, path: &std::path::Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    let jwks: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    if !jwks.get("keys").is_some_and(serde_json::Value::is_array) {
+        return Err(format!("{flag} {}: not a JWKS (no \"keys\" array)", path.display()));
+    }
+    Ok(jwks)
 }
 
 /// Runs `adcp-sig gateway` until SIGINT or SIGTERM, then drains in-flight
@@ -193,7 +209,25 @@ async fn serve(config: &GatewayConfig) -> u8 {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        KeySource::None => "no RFC 9421 keys".to_owned(),
+        KeySource::None if config.sellers.is_empty() => "no RFC 9421 keys".to_owned(),
+        KeySource::None => String::new(),
+    };
+    let keys = match (keys.as_str(), config.sellers.is_empty()) {
+        (keys, true) => keys.to_owned(),
+        (keys, false) => {
+            let sellers = config
+                .sellers
+                .iter()
+                .map(|(seller, path)| format!("{seller} (jwks {})", path.display()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            [keys, &format!("sellers {sellers}")]
+                .iter()
+                .filter(|part| !part.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
     };
     let mode = if config.hmac_secret.is_some() {
         "legacy HMAC-SHA256"

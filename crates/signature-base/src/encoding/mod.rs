@@ -17,7 +17,9 @@
 //! [`EncodingError`]. A value that mixes the two alphabets
 //! ([`EncodingError::AlphabetMixing`]) is rejected by every decoder. As a
 //! consequence every accepted value is the *only* spelling of its bytes:
-//! `encode(decode(s)?) == s`.
+//! `encode(decode(s)?) == s`. The one explicit exception is
+//! [`BinaryEncoding::decode_ignoring_trailing_bits`], for values whose
+//! spelling is authenticated anyway (the signature `nonce`).
 //!
 //! [`BinaryDecoding`] is what decoders of received fields take: either one
 //! encoding ([`BinaryDecoding::Only`]; a plain [`BinaryEncoding`] converts
@@ -87,6 +89,33 @@ const URL_SAFE_STRICT: GeneralPurpose = GeneralPurpose::new(
         .with_decode_allow_trailing_bits(false),
 );
 
+/// Standard alphabet, canonical padding required, trailing bits ignored.
+const STANDARD_LAX_BITS: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// URL-safe alphabet, padding forbidden, trailing bits ignored.
+const URL_SAFE_LAX_BITS: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// Whether the last symbol's unused low bits must be zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TrailingBits {
+    /// Non-zero trailing bits are [`EncodingError::NonCanonical`].
+    Reject,
+    /// Non-zero trailing bits are ignored.
+    Ignore,
+}
+
 /// How a binary value is spelled in a header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BinaryEncoding {
@@ -144,10 +173,43 @@ impl BinaryEncoding {
         self.decode_scanned(text, &found, out)
     }
 
+    /// Decodes `text` strictly except that non-zero trailing bits in the
+    /// last symbol are ignored (so `AR` decodes like `AQ`). Alphabet,
+    /// padding and length rules are those of [`decode`](Self::decode).
+    ///
+    /// Only for values whose *spelling* is itself authenticated, such as
+    /// the `nonce` signature parameter (covered by `@signature-params`),
+    /// where official SDKs accept such spellings; several spellings then
+    /// decode to the same bytes, so a caller keying on the bytes treats
+    /// them as one value. Never for signatures or digests, whose encodings
+    /// must be canonical.
+    ///
+    /// ```
+    /// use adcp_sigbase::encoding::{BinaryEncoding, EncodingError};
+    /// let url = BinaryEncoding::Base64UrlUnpadded;
+    /// assert_eq!(url.decode_ignoring_trailing_bits("AR")?, [1]);
+    /// assert_eq!(url.decode("AR"), Err(EncodingError::NonCanonical { offset: 1 }));
+    /// assert!(url.decode_ignoring_trailing_bits("AQ==").is_err());
+    /// # Ok::<(), EncodingError>(())
+    /// ```
+    pub fn decode_ignoring_trailing_bits(&self, text: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, EncodingError> {
+        let text = text.as_ref();
+        let found = scan(text)?;
+        let mut out = Vec::new();
+        self.decode_scanned_with(text, &found, TrailingBits::Ignore, &mut out)?;
+        Ok(out)
+    }
+
     fn engine(self) -> &'static GeneralPurpose {
-        match self {
-            BinaryEncoding::Base64Padded => &STANDARD_STRICT,
-            BinaryEncoding::Base64UrlUnpadded => &URL_SAFE_STRICT,
+        self.engine_for(TrailingBits::Reject)
+    }
+
+    fn engine_for(self, trailing: TrailingBits) -> &'static GeneralPurpose {
+        match (self, trailing) {
+            (BinaryEncoding::Base64Padded, TrailingBits::Reject) => &STANDARD_STRICT,
+            (BinaryEncoding::Base64UrlUnpadded, TrailingBits::Reject) => &URL_SAFE_STRICT,
+            (BinaryEncoding::Base64Padded, TrailingBits::Ignore) => &STANDARD_LAX_BITS,
+            (BinaryEncoding::Base64UrlUnpadded, TrailingBits::Ignore) => &URL_SAFE_LAX_BITS,
         }
     }
 
@@ -155,6 +217,18 @@ impl BinaryEncoding {
     /// decodes it with the strict engine (which catches non-zero trailing
     /// bits).
     fn decode_scanned(self, text: &[u8], found: &Scan, out: &mut Vec<u8>) -> Result<(), EncodingError> {
+        self.decode_scanned_with(text, found, TrailingBits::Reject, out)
+    }
+
+    /// [`decode_scanned`](Self::decode_scanned) with a choice about the
+    /// last symbol's unused bits.
+    fn decode_scanned_with(
+        self,
+        text: &[u8],
+        found: &Scan,
+        trailing: TrailingBits,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodingError> {
         let wrong = match self {
             BinaryEncoding::Base64Padded => found.url_safe,
             BinaryEncoding::Base64UrlUnpadded => found.standard,
@@ -208,7 +282,7 @@ impl BinaryEncoding {
         let before = out.len();
         let estimate = text.len().div_ceil(4) * 3;
         out.resize(before + estimate, 0);
-        let written = self.engine().decode_slice(text, &mut out[before..]);
+        let written = self.engine_for(trailing).decode_slice(text, &mut out[before..]);
         match written {
             Ok(n) => {
                 out.truncate(before + n);
@@ -217,7 +291,7 @@ impl BinaryEncoding {
             Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
                 // Unreachable with the estimate above; decode the slow way.
                 out.truncate(before);
-                self.decode_vec_mapped(text, symbols, out)
+                self.decode_vec_mapped(text, symbols, trailing, out)
             }
             Err(base64::DecodeSliceError::DecodeError(e)) => {
                 out.truncate(before);
@@ -226,9 +300,15 @@ impl BinaryEncoding {
         }
     }
 
-    fn decode_vec_mapped(self, text: &[u8], symbols: usize, out: &mut Vec<u8>) -> Result<(), EncodingError> {
+    fn decode_vec_mapped(
+        self,
+        text: &[u8],
+        symbols: usize,
+        trailing: TrailingBits,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodingError> {
         let before = out.len();
-        self.engine().decode_vec(text, out).map_err(|e| {
+        self.engine_for(trailing).decode_vec(text, out).map_err(|e| {
             out.truncate(before);
             map_decode_error(e, symbols)
         })

@@ -173,11 +173,17 @@ pub enum JwkError {
     /// A private key was required ([`Jwk::signing_key`](super::Jwk::signing_key))
     /// but the JWK is public only.
     MissingPrivateKey,
-    /// Two keys of one JWK Set have the same `kid`.
+    /// Two keys given to [`Jwks::from_keys`](super::Jwks::from_keys) have
+    /// the same `kid` (building a set to publish: a caller error).
     DuplicateKid {
         /// The index in `keys` of the second key with the `kid`.
         index: usize,
     },
+    /// The `kid` of this entry of a parsed JWK Set is shared by another
+    /// entry, whatever their purposes: neither can be told apart by `kid`,
+    /// so every entry with that `kid` is unusable (the set itself, and its
+    /// other `kid`s, stay usable).
+    KidCollision,
     /// [`Jwk::with_member`](super::Jwk::with_member) was given the name of a
     /// member this module models (`kty`, `kid`, `alg`, `crv`, `use`,
     /// `key_ops`, `x`, `y`, `d`); those are set through the typed API.
@@ -213,6 +219,7 @@ impl fmt::Display for JwkError {
             Self::PrivateKeyMismatch => f.write_str("JWK private key does not match its public key"),
             Self::MissingPrivateKey => f.write_str("JWK has no private key"),
             Self::DuplicateKid { index } => write!(f, "JWK Set key {index} repeats the kid of an earlier key"),
+            Self::KidCollision => f.write_str("JWK Set has several keys with this kid; none of them is usable"),
             Self::ReservedMember => f.write_str("JWK member is modelled by the typed API, not set as an extra member"),
             Self::Crypto { error } => write!(f, "key cannot be exported as a JWK: {error}"),
         }

@@ -12,9 +12,9 @@
 //!   written back by [`Jwk::to_json`]; the private key (`d`) is wiped on
 //!   drop and never printed.
 //! - [`Jwks`]: a JWK Set. A structurally broken set (not an object, `keys`
-//!   not an array of objects, too large, duplicate `kid`) is rejected; a key
-//!   inside it that is not usable is kept as a [`JwksEntry::Unusable`] with
-//!   its `kid` and its error.
+//!   not an array of objects, too large) is rejected; a key inside it that
+//!   is not usable (including every key whose `kid` another key shares) is
+//!   kept as a [`JwksEntry::Unusable`] with its `kid` and its error.
 //! - [`JwkError`]: every rejection, typed, with no key material or
 //!   caller-supplied text.
 //!
@@ -59,8 +59,12 @@
 //!   [`JwksEntry::Unusable`] entry keeping its `kid` and its extension
 //!   members, so a verifier reports "unknown key" only when no entry has
 //!   the `kid`. Its `d`, if any, is dropped.
-//! - **`kid` is optional** on a key (RFC 7517 §4.5) but distinct within a
-//!   set ([`JwkError::DuplicateKid`]), usable and unusable entries alike.
+//! - **`kid` is optional** on a key (RFC 7517 §4.5) but must be distinct
+//!   within a set, usable and unusable entries alike. A parsed set keeps
+//!   going when it is not: every entry of a shared `kid` is unusable
+//!   ([`JwkError::KidCollision`], independent of their order and of their
+//!   purposes), the other `kid`s stay usable. [`Jwks::from_keys`], which
+//!   builds a set to publish, refuses it ([`JwkError::DuplicateKid`]).
 //! - **`use` and `key_ops` values are not interpreted** (only their types,
 //!   and the distinctness of `key_ops`): which values a key must carry is
 //!   profile policy.

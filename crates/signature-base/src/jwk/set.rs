@@ -12,14 +12,19 @@ use super::{json, Jwk, JwkError, JwkMember, JwksLimits};
 /// A JWK Set: the `keys` array, in order, plus the set's other members
 /// (`$comment`, …) kept verbatim.
 ///
-/// Every element of `keys` must be a JSON object and no two may share a
-/// `kid`; otherwise the whole set is rejected. An element that is not a
-/// valid supported key (an `RSA` or `X25519` key, an `alg` that contradicts
-/// `crv`, a bad point, …) does **not** reject the set (RFC 7517 §5 asks
-/// implementations to ignore such keys): it stays listed as a
-/// [`JwksEntry::Unusable`] with its `kid` and its [`JwkError`], so a
-/// verifier can tell "no key with this `kid`" ([`Jwks::get`] is `None`) from
-/// "the key with this `kid` is unusable".
+/// Every element of `keys` must be a JSON object; otherwise the whole set
+/// is rejected. An element that is not a valid supported key (an `RSA` or
+/// `X25519` key, an `alg` that contradicts `crv`, a bad point, …) does
+/// **not** reject the set (RFC 7517 §5 asks implementations to ignore such
+/// keys): it stays listed as a [`JwksEntry::Unusable`] with its `kid` and
+/// its [`JwkError`], so a verifier can tell "no key with this `kid`"
+/// ([`Jwks::get`] is `None`) from "the key with this `kid` is unusable".
+///
+/// A `kid` carried by several elements (whatever their other members) makes
+/// **every** one of them unusable with [`JwkError::KidCollision`]: which
+/// key a signature names cannot be decided, and choosing by position would
+/// let the order of the published array pick the key. The other `kid`s of
+/// the set are unaffected.
 ///
 /// ```
 /// use adcp_sigbase::jwk::{JwkError, Jwks};
@@ -35,6 +40,15 @@ use super::{json, Jwk, JwkError, JwkMember, JwksLimits};
 ///     Some(Some(JwkError::Unsupported { member: adcp_sigbase::jwk::JwkMember::Kty }))
 /// );
 /// assert!(jwks.get("missing").is_none());
+///
+/// // A kid on two entries: both unusable, in either order; other kids work.
+/// let jwks = Jwks::parse(br#"{"keys": [
+///     {"kid": "a", "kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},
+///     {"kid": "b", "kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},
+///     {"kid": "a", "kty": "RSA", "n": "AQAB", "e": "AQAB"}
+/// ]}"#)?;
+/// assert_eq!(jwks.get("a").and_then(|entry| entry.error()), Some(JwkError::KidCollision));
+/// assert!(jwks.key("b").is_some());
 /// # Ok::<(), JwkError>(())
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -207,8 +221,9 @@ impl Jwks {
     ///
     /// [`JwkError::NotAnObject`]; [`JwkError::MissingMember`] or
     /// [`JwkError::InvalidMember`] (`keys` absent, not an array, or an
-    /// element that is not an object); [`JwkError::TooManyKeys`];
-    /// [`JwkError::DuplicateKid`].
+    /// element that is not an object); [`JwkError::TooManyKeys`]. A `kid`
+    /// shared by several elements is not an error of the set: those
+    /// elements are [`JwksEntry::Unusable`] with [`JwkError::KidCollision`].
     pub fn from_json_value_with_limits(value: &Value, limits: &JwksLimits) -> Result<Self, JwkError> {
         let object = value.as_object().ok_or(JwkError::NotAnObject)?;
         let member = JwkMember::Keys;
@@ -223,17 +238,24 @@ impl Jwks {
                 actual: keys.len(),
             });
         }
-        let entries = keys
+        let objects = keys
             .iter()
-            .map(|key| {
-                let object = key.as_object().ok_or(JwkError::InvalidMember { member })?;
-                Ok(match from_object(object) {
+            .map(|key| key.as_object().ok_or(JwkError::InvalidMember { member }))
+            .collect::<Result<Vec<_>, JwkError>>()?;
+        let colliding = colliding_kids(&objects);
+        let entries = objects
+            .into_iter()
+            .map(|object| {
+                let kid = object.get(JwkMember::Kid.as_str()).and_then(Value::as_str);
+                if kid.is_some_and(|kid| colliding.contains(kid)) {
+                    return JwksEntry::Unusable(UnusableJwk::new(object, JwkError::KidCollision));
+                }
+                match from_object(object) {
                     Ok(jwk) => JwksEntry::Usable(Box::new(jwk)),
                     Err(error) => JwksEntry::Unusable(UnusableJwk::new(object, error)),
-                })
+                }
             })
-            .collect::<Result<Vec<_>, JwkError>>()?;
-        check_distinct_kids(&entries)?;
+            .collect();
         let members = object
             .iter()
             .filter(|(name, _)| name.as_str() != member.as_str())
@@ -267,8 +289,9 @@ impl Jwks {
         self.entries.iter().filter_map(|entry| entry.jwk().ok())
     }
 
-    /// The entry with this `kid`, usable or not (at most one: `kid`s are
-    /// distinct within a set). `None` means no key has this `kid`.
+    /// The entry with this `kid`, usable or not; `None` means no key has
+    /// this `kid`. When several entries of a parsed set share the `kid`,
+    /// all of them are [`JwkError::KidCollision`] and this is the first.
     #[must_use]
     pub fn get(&self, kid: &str) -> Option<&JwksEntry> {
         self.entries.iter().find(|entry| entry.kid() == Some(kid))
@@ -345,6 +368,21 @@ impl Jwks {
         }
         Value::Object(map)
     }
+}
+
+/// The string `kid`s carried by more than one element of `keys` (the
+/// elements are bounded by the key cap, so the sets are too).
+fn colliding_kids<'a>(objects: &[&'a Map<String, Value>]) -> BTreeSet<&'a str> {
+    let mut seen = BTreeSet::new();
+    let mut colliding = BTreeSet::new();
+    for object in objects {
+        if let Some(kid) = object.get(JwkMember::Kid.as_str()).and_then(Value::as_str) {
+            if !seen.insert(kid) {
+                colliding.insert(kid);
+            }
+        }
+    }
+    colliding
 }
 
 /// Rejects a second entry with the `kid` of an earlier one.

@@ -44,6 +44,7 @@ pub(super) fn parse(value: &[u8]) -> Option<RawEntries> {
             components: Vec::with_capacity(8),
             params: Parameters::with_capacity(6),
             serialized: None,
+            problem: None,
         };
         loop {
             let spaces = p.skip(|b| b == b' ');

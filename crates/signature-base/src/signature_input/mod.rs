@@ -13,6 +13,18 @@
 //! duplicate dictionary keys and parameters: a second `sig1` (on the same
 //! line or on another `Signature-Input` line) must be an error, not a
 //! silent replacement of the covered components a verifier looked at.
+//!
+//! Only one member is *processed*: [`SignatureInput::PROCESSED_LABEL`] (`sig1`) unless the
+//! caller names another ([`SignatureInput::parse_for`]). The whole field
+//! must be a well-formed RFC 8941 Dictionary, and the processed member must
+//! be valid signature metadata, else the parse fails. Any other member that
+//! is well-formed but not valid metadata (a duplicated or unknown
+//! component, a token `keyid`, a repeated label, not an inner list) is set
+//! aside rather than failing the field: RFC 9421 lets a verifier pick the
+//! signature it checks, and the AdCP profiles say verifiers must process
+//! exactly one label and ignore the others, so a relay's extra signature
+//! cannot get a valid `sig1` refused. The single-`sig1` path is unchanged
+//! (no allocation for the set-aside list while it is empty).
 
 mod fast;
 mod visitor;
@@ -215,20 +227,66 @@ impl SignatureParams {
 /// assert_eq!(sig1.serialize(), r#"("@method" "@authority");created=1;keyid="k";alg="ed25519""#);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct SignatureInput {
-    /// Inline for the one signature every signer sends.
+    /// The usable members, in received order. Inline for the one signature
+    /// every signer sends.
     entries: SmallVec<[SignatureParams; 1]>,
+    /// Well-formed members other than the processed one that are not
+    /// usable signature metadata, with the first problem found; empty (no
+    /// allocation) on the common path.
+    set_aside: Vec<(String, Error)>,
 }
 
+impl PartialEq for SignatureInput {
+    /// Equal usable signatures. Set-aside members count as absent, as they
+    /// do for [`get`](Self::get), [`iter`](Self::iter) and
+    /// [`serialize`](Self::serialize), so a value equals the parse of its
+    /// own serialization.
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for SignatureInput {}
+
 impl SignatureInput {
-    /// Parses a `Signature-Input` field value (all lines already combined).
-    ///
-    /// Rejects duplicate labels, duplicate parameters, members that are not
-    /// inner lists, component identifiers that are not strings or are
-    /// invalid, duplicate components, `created`/`expires` that are not
-    /// integers and `nonce`/`keyid`/`alg`/`tag` that are not quoted strings.
+    /// The label [`parse`](Self::parse) and
+    /// [`Signatures::parse`](crate::Signatures::parse) process strictly:
+    /// `sig1`, the label of RFC 9421's examples and the one every AdCP
+    /// signer sends and verifier checks. Problems in other members are set
+    /// aside, not fatal.
+    pub const PROCESSED_LABEL: &'static str = "sig1";
+
+    /// Parses a `Signature-Input` field value (all lines already combined),
+    /// processing [`PROCESSED_LABEL`](Self::PROCESSED_LABEL) (`sig1`); see [`parse_for`](Self::parse_for).
     pub fn parse(value: &[u8]) -> Result<Self, Error> {
+        Self::parse_for(value, Self::PROCESSED_LABEL)
+    }
+
+    /// Parses a `Signature-Input` field value (all lines already combined),
+    /// processing the member labelled `processed`.
+    ///
+    /// Fails when the field is longer than [`MAX_SIGNATURE_INPUT_LEN`], is
+    /// not a well-formed RFC 8941 Dictionary, or when the processed member
+    /// is repeated, is not an inner list, lists a component identifier
+    /// that is not a string or is invalid, repeats a component or a
+    /// parameter, has a `created`/`expires` that is not an integer or a
+    /// `nonce`/`keyid`/`alg`/`tag` that is not a quoted string. Another
+    /// member with such a problem is set aside: [`get`](Self::get) and
+    /// [`iter`](Self::iter) skip it and [`require`](Self::require) reports
+    /// the problem. A header without the processed member parses; asking
+    /// for it is the caller's check.
+    ///
+    /// ```
+    /// use adcp_sigbase::{Error, SignatureInput};
+    /// let input = SignatureInput::parse(br#"sig1=("@method");created=1, relay=("@method" "@method");keyid=abc"#)?;
+    /// assert_eq!(input.len(), 1);
+    /// assert!(matches!(input.require("relay"), Err(Error::DuplicateComponent { .. })));
+    /// assert!(SignatureInput::parse(br#"sig1=("@method" "@method")"#).is_err());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn parse_for(value: &[u8], processed: &str) -> Result<Self, Error> {
         if value.len() > MAX_SIGNATURE_INPUT_LEN {
             return Err(Error::HeaderTooLong {
                 header: SignatureHeader::SignatureInput,
@@ -239,33 +297,68 @@ impl SignatureInput {
             Some(raw) => raw,
             None => visitor::parse(value)?,
         };
-        let mut entries = SmallVec::with_capacity(raw.len());
+        let mut out = Self {
+            entries: SmallVec::with_capacity(raw.len()),
+            set_aside: Vec::new(),
+        };
         for r in raw {
-            let components = r
-                .components
-                .into_iter()
-                .map(|(name, params)| ComponentId::parsed(name, params, &r.label))
-                .collect::<Result<Vec<_>, _>>()?;
-            let entry = SignatureParams {
-                label: r.label,
-                components,
-                params: r.params,
-                serialized: r.serialized.map(String::into_boxed_str),
-            };
-            entry.validate()?;
-            entries.push(entry);
+            let processing = r.label == processed;
+            if out.has_label(&r.label) {
+                let duplicate = Error::DuplicateLabel {
+                    header: SignatureHeader::SignatureInput,
+                    label: r.label.clone(),
+                };
+                if processing {
+                    return Err(duplicate);
+                }
+                out.set_aside(r.label, duplicate);
+                continue;
+            }
+            match r.into_params() {
+                Ok(entry) => out.entries.push(entry),
+                Err((_, e)) if processing => return Err(e),
+                Err((label, e)) => out.set_aside(label, e),
+            }
         }
-        Ok(Self { entries })
+        Ok(out)
     }
 
     /// Parses every `Signature-Input` line of `msg`, combined per RFC 9110
-    /// (so a label repeated on another line is a duplicate). `Ok(None)` when
-    /// the header is absent.
+    /// (so a label repeated on another line is a duplicate), processing
+    /// [`PROCESSED_LABEL`](Self::PROCESSED_LABEL). `Ok(None)` when the header is absent.
     pub fn from_message(msg: &Message<'_>) -> Result<Option<Self>, Error> {
+        Self::from_message_for(msg, Self::PROCESSED_LABEL)
+    }
+
+    /// [`from_message`](Self::from_message) processing the member labelled
+    /// `processed`.
+    pub fn from_message_for(msg: &Message<'_>, processed: &str) -> Result<Option<Self>, Error> {
         match msg.combined_field("signature-input")? {
-            Some(v) => Self::parse(&v).map(Some),
+            Some(v) => Self::parse_for(&v, processed).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// Whether `label` was seen, usable or set aside.
+    fn has_label(&self, label: &str) -> bool {
+        self.entries.iter().any(|e| e.label == label) || self.set_aside.iter().any(|(l, _)| l == label)
+    }
+
+    /// Sets the member `label` aside for `problem`; a label seen before
+    /// (usable or not) loses its usable entry and keeps one record.
+    fn set_aside(&mut self, label: String, problem: Error) {
+        self.entries.retain(|e| e.label != label);
+        match self.set_aside.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, existing)) => *existing = problem,
+            None => self.set_aside.push((label, problem)),
+        }
+    }
+
+    /// Members set aside (well-formed, not the processed one, not usable
+    /// signature metadata): label and the first problem found, in received
+    /// order.
+    pub fn set_aside_members(&self) -> impl Iterator<Item = (&str, &Error)> {
+        self.set_aside.iter().map(|(l, e)| (l.as_str(), e))
     }
 
     /// The signature labelled `label`.
@@ -273,36 +366,43 @@ impl SignatureInput {
         self.entries.iter().find(|e| e.label == label)
     }
 
-    /// The signature labelled `label`, or [`Error::LabelNotFound`].
+    /// The signature labelled `label`, or why not: the problem of a
+    /// set-aside member, else [`Error::LabelNotFound`].
     pub fn require(&self, label: &str) -> Result<&SignatureParams, Error> {
-        self.get(label).ok_or_else(|| Error::LabelNotFound {
-            header: SignatureHeader::SignatureInput,
-            label: label.to_owned(),
-        })
+        if let Some(entry) = self.get(label) {
+            return Ok(entry);
+        }
+        match self.set_aside.iter().find(|(l, _)| l == label) {
+            Some((_, problem)) => Err(problem.clone()),
+            None => Err(Error::LabelNotFound {
+                header: SignatureHeader::SignatureInput,
+                label: label.to_owned(),
+            }),
+        }
     }
 
     /// Takes the signature labelled `label` out of the field, dropping the
-    /// others.
+    /// others (`None` when absent or set aside).
     pub fn into_signature(self, label: &str) -> Option<SignatureParams> {
         self.entries.into_iter().find(|e| e.label == label)
     }
 
-    /// All signatures in received order.
+    /// All usable signatures in received order.
     pub fn iter(&self) -> impl Iterator<Item = &SignatureParams> {
         self.entries.iter()
     }
 
-    /// Number of signatures.
+    /// Number of usable signatures.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
-    /// Whether the header had no members.
+    /// Whether the header has no usable signature.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// Serializes the whole field value (members joined with `", "`).
+    /// Serializes the usable members (joined with `", "`).
     pub fn serialize(&self) -> String {
         self.entries
             .iter()
@@ -323,4 +423,36 @@ struct RawEntry {
     params: Parameters,
     /// The member value as received, when it is in canonical form.
     serialized: Option<String>,
+    /// The first problem that makes this well-formed member unusable as
+    /// signature metadata, found while parsing (the fast path never sets
+    /// it: it gives up on such members).
+    problem: Option<Error>,
+}
+
+impl RawEntry {
+    /// The validated metadata, or the member's label and first problem.
+    fn into_params(self) -> Result<SignatureParams, (String, Error)> {
+        if let Some(problem) = self.problem {
+            return Err((self.label, problem));
+        }
+        let components = self
+            .components
+            .into_iter()
+            .map(|(name, params)| ComponentId::parsed(name, params, &self.label))
+            .collect::<Result<Vec<_>, _>>();
+        let components = match components {
+            Ok(components) => components,
+            Err(e) => return Err((self.label, e)),
+        };
+        let entry = SignatureParams {
+            label: self.label,
+            components,
+            params: self.params,
+            serialized: self.serialized.map(String::into_boxed_str),
+        };
+        match entry.validate() {
+            Ok(()) => Ok(entry),
+            Err(e) => Err((entry.label, e)),
+        }
+    }
 }

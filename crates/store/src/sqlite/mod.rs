@@ -20,7 +20,14 @@
 //!
 //! Expiry is by indexed timestamp: each write first deletes the rows that
 //! expired before `now`. Live-entry counts for the caps are kept in counter
-//! tables maintained by triggers, so a cap check costs one lookup. The file
+//! tables maintained by triggers, so a cap check costs one lookup. Replay
+//! rows are unique on `(keyid, scope, nonce)` and carry the signer's agent
+//! only to be counted per `(agent, keyid)` for the per-keyid cap.
+//!
+//! Schema versions are recorded in `PRAGMA user_version`; opening a file
+//! of an older version migrates it in place in one transaction (version 1
+//! → 2 adds the replay rows' agent and the per-`(agent, keyid)` counters,
+//! keeping every live entry), and a file of a newer version is refused. The file
 //! stays bounded: rows are capped (replay caps, per-sender cap), freed pages
 //! are reused, and [`SqliteOptions::max_db_bytes`] sets a hard ceiling
 //! (writes beyond it fail closed).
@@ -37,7 +44,7 @@ use crate::idempotency::{
     plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ConfigError, Fingerprint,
     IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::fmt;
@@ -192,11 +199,29 @@ fn scope_columns(key: ReplayKey<'_>) -> (i64, String) {
     }
 }
 
-fn keyid_count(conn: &Connection, keyid: &str) -> rusqlite::Result<u64> {
+/// The `(agented, agent)` columns of a cap partition: a flag and a value,
+/// so `None` and `Some("")` are distinct partitions.
+fn agent_columns(agent: Option<&str>) -> (i64, String) {
+    match agent {
+        Some(agent) => (1, agent.to_owned()),
+        None => (0, String::new()),
+    }
+}
+
+/// An owned [`CapKey`]: `(keyid, agented, agent)`.
+type CapColumns = (String, i64, String);
+
+fn cap_columns(cap: CapKey<'_>) -> CapColumns {
+    let (agented, agent) = agent_columns(cap.agent);
+    (cap.keyid.to_owned(), agented, agent)
+}
+
+/// Live entries counted toward the per-keyid cap of one `(agent, keyid)`.
+fn cap_count(conn: &Connection, (keyid, agented, agent): &CapColumns) -> rusqlite::Result<u64> {
     row(
         conn,
-        "SELECT n FROM adcp_replay_counts WHERE keyid = ?1",
-        [keyid],
+        "SELECT n FROM adcp_replay_cap_counts WHERE keyid = ?1 AND agented = ?2 AND agent = ?3",
+        params![keyid, agented, agent],
         |row| row.get::<_, i64>(0),
     )
     .optional()
@@ -209,12 +234,12 @@ fn as_count(cap: usize) -> u64 {
 
 #[async_trait]
 impl ReplayStore for SqliteStore {
-    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
-        let keyid = keyid.to_owned();
-        let cap = as_count(self.options.replay_limits.per_keyid_cap);
+    async fn keyid_cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
+        let partition = cap_columns(cap);
+        let limit = as_count(self.options.replay_limits.per_keyid_cap);
         self.run(move |conn| {
             exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
-            Ok(keyid_count(conn, &keyid)? >= cap)
+            Ok(cap_count(conn, &partition)? >= limit)
         })
         .await
         .map_err(StoreError)
@@ -239,12 +264,14 @@ impl ReplayStore for SqliteStore {
     }
 
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
-        let keyid = key.keyid.to_owned();
+        let partition = cap_columns(key.cap_key());
         let nonce = key.nonce.to_vec();
         let (scoped, scope) = scope_columns(key);
         let limits = self.options.replay_limits;
         self.run(move |conn| {
+            let (keyid, agented, agent) = &partition;
             exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
+            // Uniqueness ignores the agent: the primary key has none.
             let held = row(
                 conn,
                 "SELECT 1 FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
@@ -256,7 +283,7 @@ impl ReplayStore for SqliteStore {
                 InsertOutcome::Replayed
             } else if expires_at < now {
                 InsertOutcome::Inserted
-            } else if keyid_count(conn, &keyid)? >= as_count(limits.per_keyid_cap) {
+            } else if cap_count(conn, &partition)? >= as_count(limits.per_keyid_cap) {
                 InsertOutcome::KeyidCapReached
             } else if row(conn, "SELECT n FROM adcp_replay_total WHERE id = 0", [], |row| {
                 row.get::<_, i64>(0)
@@ -266,8 +293,9 @@ impl ReplayStore for SqliteStore {
             } else {
                 exec(
                     conn,
-                    "INSERT INTO adcp_replay (keyid, scoped, scope, nonce, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![keyid, scoped, scope, nonce, expires_at],
+                    "INSERT INTO adcp_replay (keyid, scoped, scope, nonce, expires_at, agented, agent)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![keyid, scoped, scope, nonce, expires_at, agented, agent],
                 )?;
                 InsertOutcome::Inserted
             };

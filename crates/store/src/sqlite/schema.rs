@@ -6,8 +6,24 @@ use rusqlite::Connection;
 use std::fmt;
 
 /// The schema version this crate writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 1;
+///
+/// - 1: replay entries counted per keyid (`adcp_replay_counts`).
+/// - 2: replay entries carry the signer's agent (`agented`, `agent`, like
+///   `scoped`, `scope`: a flag and a value, so `None` and `Some("")`
+///   differ) and the per-keyid cap is counted per `(agent, keyid)` in
+///   `adcp_replay_cap_counts`. Uniqueness (the primary key) is unchanged.
+const SCHEMA_VERSION: i64 = 2;
 
+/// The current schema, idempotent (`IF NOT EXISTS`). On a version-1 file
+/// [`MIGRATE_V1_TO_V2`] runs first, since `CREATE TABLE IF NOT EXISTS`
+/// would leave the old `adcp_replay` without the agent columns.
+///
+/// The agent columns come last, where `ALTER TABLE … ADD COLUMN` puts them
+/// in a migrated file, so fresh and migrated files have one layout. The cap
+/// counters live in a table (and triggers) with new names rather than the
+/// version-1 ones, so a version-1 process still running on a migrated file
+/// fails closed (`no such table`) instead of reading a count that no longer
+/// means what it expects.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS adcp_replay (
     keyid TEXT NOT NULL,
@@ -15,20 +31,30 @@ CREATE TABLE IF NOT EXISTS adcp_replay (
     scope TEXT NOT NULL,
     nonce BLOB NOT NULL,
     expires_at INTEGER NOT NULL,
+    agented INTEGER NOT NULL DEFAULT 0,
+    agent TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (keyid, scoped, scope, nonce)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS adcp_replay_expires ON adcp_replay (expires_at);
-CREATE TABLE IF NOT EXISTS adcp_replay_counts (keyid TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS adcp_replay_cap_counts (
+    keyid TEXT NOT NULL,
+    agented INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (keyid, agented, agent)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS adcp_replay_total (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
 INSERT OR IGNORE INTO adcp_replay_total (id, n) VALUES (0, 0);
-CREATE TRIGGER IF NOT EXISTS adcp_replay_ins AFTER INSERT ON adcp_replay BEGIN
-    INSERT INTO adcp_replay_counts (keyid, n) VALUES (NEW.keyid, 1)
-        ON CONFLICT (keyid) DO UPDATE SET n = n + 1;
+CREATE TRIGGER IF NOT EXISTS adcp_replay_cap_ins AFTER INSERT ON adcp_replay BEGIN
+    INSERT INTO adcp_replay_cap_counts (keyid, agented, agent, n) VALUES (NEW.keyid, NEW.agented, NEW.agent, 1)
+        ON CONFLICT (keyid, agented, agent) DO UPDATE SET n = n + 1;
     UPDATE adcp_replay_total SET n = n + 1 WHERE id = 0;
 END;
-CREATE TRIGGER IF NOT EXISTS adcp_replay_del AFTER DELETE ON adcp_replay BEGIN
-    UPDATE adcp_replay_counts SET n = n - 1 WHERE keyid = OLD.keyid;
-    DELETE FROM adcp_replay_counts WHERE keyid = OLD.keyid AND n <= 0;
+CREATE TRIGGER IF NOT EXISTS adcp_replay_cap_del AFTER DELETE ON adcp_replay BEGIN
+    UPDATE adcp_replay_cap_counts SET n = n - 1
+        WHERE keyid = OLD.keyid AND agented = OLD.agented AND agent = OLD.agent;
+    DELETE FROM adcp_replay_cap_counts
+        WHERE keyid = OLD.keyid AND agented = OLD.agented AND agent = OLD.agent AND n <= 0;
     UPDATE adcp_replay_total SET n = n - 1 WHERE id = 0;
 END;
 
@@ -57,6 +83,28 @@ CREATE TRIGGER IF NOT EXISTS adcp_idempotency_del AFTER DELETE ON adcp_idempoten
 END;
 ";
 
+/// Version 1 → 2, before [`SCHEMA`]: existing entries keep their rows and
+/// join the `agent: None` partition (what every version-1 entry was counted
+/// as); the version-1 counters and their triggers go, so the new triggers
+/// are the only ones counting.
+const MIGRATE_V1_TO_V2: &str = "
+ALTER TABLE adcp_replay ADD COLUMN agented INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE adcp_replay ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+DROP TRIGGER IF EXISTS adcp_replay_ins;
+DROP TRIGGER IF EXISTS adcp_replay_del;
+DROP TABLE IF EXISTS adcp_replay_counts;
+";
+
+/// After [`SCHEMA`] on a migrated file: the cap counters (new, empty) are
+/// rebuilt from the rows, and the aggregate counter recounted so it cannot
+/// carry drift across the migration.
+const RECOUNT_V2: &str = "
+DELETE FROM adcp_replay_cap_counts;
+INSERT INTO adcp_replay_cap_counts (keyid, agented, agent, n)
+    SELECT keyid, agented, agent, COUNT(*) FROM adcp_replay GROUP BY keyid, agented, agent;
+UPDATE adcp_replay_total SET n = (SELECT COUNT(*) FROM adcp_replay) WHERE id = 0;
+";
+
 fn backend(e: impl fmt::Display) -> ConfigError {
     ConfigError::Backend(format!("sqlite: {e}"))
 }
@@ -79,17 +127,18 @@ pub(super) fn prepare(conn: &Connection, options: &SqliteOptions) -> Result<(), 
     if synchronous < 2 {
         return Err(backend("synchronous=FULL was not applied"));
     }
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .map_err(backend)?;
-    if version > SCHEMA_VERSION {
-        return Err(backend(format!(
-            "schema version {version} is newer than this build understands ({SCHEMA_VERSION})"
-        )));
+    // One write transaction for the version check, any migration and the
+    // schema: two processes opening one version-1 file at once serialize
+    // here, and the second finds the file already migrated.
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
+    match migrate(conn) {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(backend)?,
+        Err(e) => {
+            // Leave the file as it was; the open fails closed.
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
     }
-    conn.execute_batch(SCHEMA).map_err(backend)?;
-    conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-        .map_err(backend)?;
     if let Some(bytes) = options.max_db_bytes {
         let page_size: i64 = conn
             .query_row("PRAGMA page_size", [], |row| row.get(0))
@@ -102,4 +151,43 @@ pub(super) fn prepare(conn: &Connection, options: &SqliteOptions) -> Result<(), 
             .map_err(backend)?;
     }
     Ok(())
+}
+
+/// Brings the file to [`SCHEMA_VERSION`] inside the caller's transaction.
+fn migrate(conn: &Connection) -> Result<(), ConfigError> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(backend)?;
+    if version > SCHEMA_VERSION {
+        return Err(backend(format!(
+            "schema version {version} is newer than this build understands ({SCHEMA_VERSION})"
+        )));
+    }
+    // Decided from the table itself rather than `user_version` alone: a
+    // version-1 open that died between creating the tables and recording
+    // the version left a version-0 file with version-1 tables.
+    let has_replay: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'adcp_replay')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(backend)?;
+    let has_agent: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info('adcp_replay') WHERE name = 'agent')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(backend)?;
+    let from_v1 = has_replay && !has_agent;
+    if from_v1 {
+        conn.execute_batch(MIGRATE_V1_TO_V2).map_err(backend)?;
+    }
+    conn.execute_batch(SCHEMA).map_err(backend)?;
+    if from_v1 {
+        conn.execute_batch(RECOUNT_V2).map_err(backend)?;
+    }
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(backend)
 }

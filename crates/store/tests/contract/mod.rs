@@ -7,7 +7,7 @@ use adcp_store::idempotency::{
     ClaimOutcome, ClaimRequest, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
     RecordState, SenderAliases, SenderKey,
 };
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
 
@@ -116,6 +116,9 @@ macro_rules! contract_tests {
             replay_expired_entries_free_capacity, replay_scope_separates_entries,
             replay_concurrent_inserts_of_one_key_yield_one_insert, replay_concurrent_inserts_never_exceed_the_keyid_cap,
             replay_concurrent_inserts_never_exceed_the_aggregate_cap,
+            replay_agents_sharing_a_keyid_have_their_own_cap, replay_uniqueness_ignores_the_agent,
+            replay_without_agent_counts_per_keyid, replay_expiry_frees_the_agent_keyid_count,
+            replay_concurrent_agents_never_exceed_their_own_cap,
             idem_claim_complete_then_duplicate, idem_in_progress_then_takeover_after_lease,
             idem_conflict_on_changed_payload, idem_release_lets_a_retry_claim, idem_window_expiry,
             idem_sender_cap_rejects_instead_of_evicting, idem_senders_are_isolated, idem_aliases_share_one_keyspace,
@@ -142,11 +145,38 @@ macro_rules! contract_tests {
 
 fn key<'a>(keyid: &'a str, nonce: &'a [u8]) -> ReplayKey<'a> {
     ReplayKey {
+        agent: None,
         keyid,
         nonce,
         scope: None,
     }
 }
+
+/// `key` signed by `agent` (counted toward `(agent, keyid)`).
+fn agent_key<'a>(agent: &'a str, keyid: &'a str, nonce: &'a [u8]) -> ReplayKey<'a> {
+    ReplayKey {
+        agent: Some(agent),
+        ..key(keyid, nonce)
+    }
+}
+
+/// The cap partition of `keyid` without an agent.
+fn cap(keyid: &str) -> CapKey<'_> {
+    CapKey { agent: None, keyid }
+}
+
+/// The cap partition of `(agent, keyid)`.
+fn agent_cap<'a>(agent: &'a str, keyid: &'a str) -> CapKey<'a> {
+    CapKey {
+        agent: Some(agent),
+        keyid,
+    }
+}
+
+/// Two sellers publishing the same `kid` (kids are unique per JWKS only).
+const SELLER_A: &str = "https://seller-a.example/mcp";
+const SELLER_B: &str = "https://seller-b.example/mcp";
+const SHARED_KID: &str = "key-1";
 
 pub async fn replay_first_sighting_then_replay<B: Backend>(b: &B) {
     let store = b.replay(ReplayLimits::webhook()).await;
@@ -229,7 +259,7 @@ pub async fn replay_per_keyid_cap_rejects_instead_of_evicting<B: Backend>(b: &B)
             InsertOutcome::Inserted
         );
     }
-    assert!(store.keyid_cap_reached("abuser", NOW).await.unwrap());
+    assert!(store.keyid_cap_reached(cap("abuser"), NOW).await.unwrap());
     assert_eq!(
         store.insert(key("abuser", &[3]), NOW + 360, NOW).await.unwrap(),
         InsertOutcome::KeyidCapReached
@@ -242,7 +272,7 @@ pub async fn replay_per_keyid_cap_rejects_instead_of_evicting<B: Backend>(b: &B)
         );
     }
     assert!(!store.contains(key("abuser", &[3]), NOW + 1).await.unwrap());
-    assert!(!store.keyid_cap_reached("honest", NOW).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap("honest"), NOW).await.unwrap());
     assert_eq!(
         store.insert(key("honest", &[0]), NOW + 360, NOW).await.unwrap(),
         InsertOutcome::Inserted
@@ -282,7 +312,7 @@ pub async fn replay_aggregate_cap_rejects_every_keyid<B: Backend>(b: &B) {
         store.insert(key("seller-0", b"m"), NOW + 360, NOW).await.unwrap(),
         InsertOutcome::AggregateCapReached
     );
-    assert!(!store.keyid_cap_reached("seller-0", NOW).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap("seller-0"), NOW).await.unwrap());
     for i in 0..4 {
         let keyid = format!("seller-{i}");
         assert!(store.contains(key(&keyid, b"n"), NOW).await.unwrap());
@@ -311,7 +341,7 @@ pub async fn replay_keyid_cap_is_reported_before_aggregate_cap<B: Backend>(b: &B
 
 pub async fn replay_zero_caps_refuse_everything<B: Backend>(b: &B) {
     let store = b.replay(ReplayLimits::new(0, 10)).await;
-    assert!(store.keyid_cap_reached("k", NOW).await.unwrap());
+    assert!(store.keyid_cap_reached(cap("k"), NOW).await.unwrap());
     assert_eq!(
         store.insert(key("k", b"a"), NOW + 1, NOW).await.unwrap(),
         InsertOutcome::KeyidCapReached
@@ -345,12 +375,12 @@ pub async fn replay_expired_entries_free_capacity<B: Backend>(b: &B) {
         store.insert(key("i", b"a"), NOW + 300, NOW).await.unwrap(),
         InsertOutcome::AggregateCapReached
     );
-    assert!(store.keyid_cap_reached("k", NOW + 100).await.unwrap());
+    assert!(store.keyid_cap_reached(cap("k"), NOW + 100).await.unwrap());
     assert_eq!(
         store.insert(key("k", b"c"), NOW + 300, NOW + 100).await.unwrap(),
         InsertOutcome::KeyidCapReached
     );
-    assert!(!store.keyid_cap_reached("k", NOW + 101).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap("k"), NOW + 101).await.unwrap());
     assert_eq!(
         store.insert(key("k", b"c"), NOW + 400, NOW + 101).await.unwrap(),
         InsertOutcome::Inserted
@@ -388,6 +418,7 @@ pub async fn replay_scope_separates_entries<B: Backend>(b: &B) {
         assert_eq!(store.insert(k, NOW + 360, NOW).await.unwrap(), InsertOutcome::Replayed);
     }
     let shifted = ReplayKey {
+        agent: None,
         keyid: "seller",
         nonce: b"nh",
         scope: Some(&a[1..]),
@@ -479,6 +510,301 @@ pub async fn replay_concurrent_inserts_never_exceed_the_aggregate_cap<B: Backend
         total += task.await.unwrap();
     }
     assert_eq!(total, 100);
+}
+
+pub async fn replay_agents_sharing_a_keyid_have_their_own_cap<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(2, 100)).await;
+    for n in 0u8..2 {
+        assert_eq!(
+            store
+                .insert(agent_key(SELLER_A, SHARED_KID, &[n]), NOW + 360, NOW)
+                .await
+                .unwrap(),
+            InsertOutcome::Inserted
+        );
+    }
+    // Seller A flooded its cap under the shared kid...
+    assert!(store
+        .keyid_cap_reached(agent_cap(SELLER_A, SHARED_KID), NOW)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, SHARED_KID, &[2]), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    // ...and seller B, same kid, still has all of its own.
+    assert!(!store
+        .keyid_cap_reached(agent_cap(SELLER_B, SHARED_KID), NOW)
+        .await
+        .unwrap());
+    for n in 10u8..12 {
+        assert_eq!(
+            store
+                .insert(agent_key(SELLER_B, SHARED_KID, &[n]), NOW + 360, NOW)
+                .await
+                .unwrap(),
+            InsertOutcome::Inserted
+        );
+    }
+    assert!(store
+        .keyid_cap_reached(agent_cap(SELLER_B, SHARED_KID), NOW)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, SHARED_KID, &[12]), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    // An agent whose URL is empty is not "no agent", and neither the
+    // agent-less partition nor another kid of seller A is touched.
+    assert!(!store.keyid_cap_reached(agent_cap("", SHARED_KID), NOW).await.unwrap());
+    assert!(!store.keyid_cap_reached(cap(SHARED_KID), NOW).await.unwrap());
+    assert!(!store
+        .keyid_cap_reached(agent_cap(SELLER_A, "key-2"), NOW)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key("", SHARED_KID, &[20]), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+pub async fn replay_uniqueness_ignores_the_agent<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(10, 100)).await;
+    let by_a = agent_key(SELLER_A, SHARED_KID, b"captured");
+    let by_b = agent_key(SELLER_B, SHARED_KID, b"captured");
+    assert_eq!(
+        store.insert(by_a, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    // A captured request replayed under the other seller sharing the kid
+    // (or by a verifier that does not know the agent) is still a replay.
+    assert!(store.contains(by_b, NOW + 1).await.unwrap());
+    assert!(store.contains(key(SHARED_KID, b"captured"), NOW + 1).await.unwrap());
+    assert_eq!(
+        store.insert(by_b, NOW + 360, NOW + 1).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert_eq!(
+        store
+            .insert(key(SHARED_KID, b"captured"), NOW + 360, NOW + 1)
+            .await
+            .unwrap(),
+        InsertOutcome::Replayed
+    );
+    // Also the other way round, and within one scope.
+    let scoped_none = ReplayKey {
+        scope: Some("https://buyer.example.com/adcp/webhook"),
+        ..key(SHARED_KID, b"scoped")
+    };
+    let scoped_b = ReplayKey {
+        agent: Some(SELLER_B),
+        ..scoped_none
+    };
+    assert_eq!(
+        store.insert(scoped_none, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(scoped_b, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    // A replay is reported even when the replaying agent is at its cap.
+    // (Another kid: some backends' stores of one case share one server.)
+    let store = b.replay(ReplayLimits::new(1, 100)).await;
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-9", b"b"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, "key-9", b"a"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, "key-9", b"a"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::Replayed
+    );
+}
+
+pub async fn replay_without_agent_counts_per_keyid<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(2, 100)).await;
+    let scoped = ReplayKey {
+        scope: Some("https://buyer.example.com/adcp/webhook"),
+        ..key(SHARED_KID, b"s")
+    };
+    assert_eq!(
+        store.insert(key(SHARED_KID, b"a"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(scoped, NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert!(store.keyid_cap_reached(cap(SHARED_KID), NOW).await.unwrap());
+    assert_eq!(
+        store.insert(key(SHARED_KID, b"c"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    // `None` is a partition of its own: agents sharing the kid are not
+    // capped by it, and do not add to it.
+    assert!(!store
+        .keyid_cap_reached(agent_cap(SELLER_A, SHARED_KID), NOW)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, SHARED_KID, b"c"), NOW + 360, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert(key(SHARED_KID, b"c"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+    assert_eq!(
+        store.insert(key(SHARED_KID, b"d"), NOW + 360, NOW).await.unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    assert!(!store.keyid_cap_reached(cap("other"), NOW).await.unwrap());
+}
+
+pub async fn replay_expiry_frees_the_agent_keyid_count<B: Backend>(b: &B) {
+    let store = b.replay(ReplayLimits::new(1, 100)).await;
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, SHARED_KID, b"a"), NOW + 100, NOW)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert!(store
+        .keyid_cap_reached(agent_cap(SELLER_A, SHARED_KID), NOW + 100)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, SHARED_KID, b"b"), NOW + 300, NOW + 100)
+            .await
+            .unwrap(),
+        InsertOutcome::KeyidCapReached
+    );
+    // One second after its expiry A's entry no longer counts.
+    assert!(!store
+        .keyid_cap_reached(agent_cap(SELLER_A, SHARED_KID), NOW + 101)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, SHARED_KID, b"b"), NOW + 300, NOW + 101)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+    // B signs the nonce of an entry of A's that has expired: a first
+    // sighting, counted toward B only.
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, SHARED_KID, b"a"), NOW + 300, NOW + 101)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert!(store
+        .keyid_cap_reached(agent_cap(SELLER_B, SHARED_KID), NOW + 101)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_A, SHARED_KID, b"a"), NOW + 300, NOW + 101)
+            .await
+            .unwrap(),
+        InsertOutcome::Replayed
+    );
+    // Everything expires; both partitions are free again.
+    for agent in [SELLER_A, SELLER_B] {
+        assert!(!store
+            .keyid_cap_reached(agent_cap(agent, SHARED_KID), NOW + 301)
+            .await
+            .unwrap());
+        assert_eq!(
+            store
+                .insert(agent_key(agent, SHARED_KID, b"c"), NOW + 700, NOW + 301)
+                .await
+                .unwrap(),
+            if agent == SELLER_A {
+                InsertOutcome::Inserted
+            } else {
+                // A's fresh entry holds the nonce: uniqueness ignores the agent.
+                InsertOutcome::Replayed
+            }
+        );
+    }
+    assert_eq!(
+        store
+            .insert(agent_key(SELLER_B, SHARED_KID, b"d"), NOW + 700, NOW + 301)
+            .await
+            .unwrap(),
+        InsertOutcome::Inserted
+    );
+}
+
+pub async fn replay_concurrent_agents_never_exceed_their_own_cap<B: Backend>(b: &B) {
+    // 8 tasks, half signing for A and half for B, all under one kid, race
+    // for caps of 40 each.
+    let store = b.replay(ReplayLimits::new(40, 1_000)).await;
+    let tasks: Vec<_> = (0u32..8)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            let agent = if t % 2 == 0 { SELLER_A } else { SELLER_B };
+            tokio::spawn(async move {
+                let mut inserted = 0;
+                for i in 0u32..30 {
+                    let nonce = [t.to_be_bytes(), i.to_be_bytes()].concat();
+                    match store
+                        .insert(agent_key(agent, SHARED_KID, &nonce), NOW + 360, NOW)
+                        .await
+                        .unwrap()
+                    {
+                        InsertOutcome::Inserted => inserted += 1,
+                        other => assert_eq!(other, InsertOutcome::KeyidCapReached),
+                    }
+                }
+                (agent, inserted)
+            })
+        })
+        .collect();
+    let (mut a, mut b_total) = (0, 0);
+    for task in tasks {
+        match task.await.unwrap() {
+            (SELLER_A, n) => a += n,
+            (_, n) => b_total += n,
+        }
+    }
+    assert_eq!((a, b_total), (40, 40));
+    for agent in [SELLER_A, SELLER_B] {
+        assert!(store
+            .keyid_cap_reached(agent_cap(agent, SHARED_KID), NOW)
+            .await
+            .unwrap());
+    }
 }
 
 fn ev<'a>(sender: &'a str, idempotency_key: &'a str) -> SenderKey<'a> {

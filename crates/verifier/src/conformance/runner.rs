@@ -331,6 +331,7 @@ async fn install_harness_state(
                         .map_err(|e| format!("{}: {e}", bad(key)))?;
                     let ttl = entry["ttl_seconds"].as_i64().unwrap_or(360);
                     let replay_key = ReplayKey {
+                        agent: Some(CONFORMANCE_AGENT),
                         keyid,
                         nonce: &nonce,
                         scope: None,
@@ -354,11 +355,27 @@ async fn install_harness_state(
             "revocation_list_stale_seconds" => {
                 *resolver = std::mem::take(resolver).with_stale_revocation_list(true);
             }
+            // The cap is the signer's, (agent, keyid): fill the partition
+            // the verifier checks for the suite's agent.
             "per_keyid_cap_filled_for" => {
-                replay.fill_keyid_to_cap(value.as_str().ok_or_else(|| bad(key))?, now + 360);
+                let keyid = value.as_str().ok_or_else(|| bad(key))?;
+                replay.fill_to_cap(
+                    crate::replay::CapKey {
+                        agent: Some(CONFORMANCE_AGENT),
+                        keyid,
+                    },
+                    now + 360,
+                );
             }
             "replay_cache_per_keyid_cap_hit" => {
-                replay.fill_keyid_to_cap(value["keyid"].as_str().ok_or_else(|| bad(key))?, now + 360);
+                let keyid = value["keyid"].as_str().ok_or_else(|| bad(key))?;
+                replay.fill_to_cap(
+                    crate::replay::CapKey {
+                        agent: Some(CONFORMANCE_AGENT),
+                        keyid,
+                    },
+                    now + 360,
+                );
             }
             other => return Err(format!("{}: unknown test_harness_state key `{other}`", vector.relative)),
         }

@@ -29,7 +29,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::{check_body, credential_key, fail, single_header, warn_deprecated, ConfigError, Credential, WebhookScheme};
+use super::{
+    check_body, check_body_len, credential_key, fail, single_header, warn_deprecated, ConfigError, Credential,
+    WebhookScheme,
+};
 use crate::error::{ErrorCode, VerifyError};
 use adcp_sigbase::crypto::{Algorithm, SigningKey, VerifyingKey};
 use adcp_sigbase::Message;
@@ -55,6 +58,7 @@ pub const MIN_TOKEN_LEN: usize = adcp_sigbase::crypto::HMAC_MIN_SECRET_LEN;
 pub struct BearerToken {
     key: VerifyingKey,
     expected: Vec<u8>,
+    max_body_bytes: usize,
 }
 
 impl fmt::Debug for BearerToken {
@@ -82,7 +86,19 @@ impl BearerToken {
             .map_err(ConfigError::Crypto)?
             .into_bytes();
         warn_deprecated(WebhookScheme::Bearer);
-        Ok(Self { key, expected })
+        Ok(Self {
+            key,
+            expected,
+            max_body_bytes: adcp_strict_json::DEFAULT_MAX_LEN,
+        })
+    }
+
+    /// The largest body accepted (default 1 MiB): a longer one is refused
+    /// before the token is compared, and step 14 accepts up to this length.
+    #[must_use]
+    pub fn with_max_body_bytes(mut self, max_body_bytes: usize) -> Self {
+        self.max_body_bytes = max_body_bytes;
+        self
     }
 
     /// Verifies a received Bearer-authenticated webhook: exactly one
@@ -98,6 +114,7 @@ impl BearerToken {
     ///
     /// A `webhook_*` [`VerifyError`]; see the [module documentation](super).
     pub fn verify(&self, msg: &Message<'_>) -> Result<(), VerifyError> {
+        check_body_len(msg.body().unwrap_or_default(), self.max_body_bytes)?;
         let header = single_header(msg, AUTHORIZATION_HEADER, 1)?.ok_or_else(|| {
             fail(
                 ErrorCode::HeaderMalformed,
@@ -116,7 +133,7 @@ impl BearerToken {
                     "Bearer token does not match the registration",
                 )
             })?;
-        check_body(msg.body().unwrap_or_default())
+        check_body(msg.body().unwrap_or_default(), self.max_body_bytes)
     }
 }
 

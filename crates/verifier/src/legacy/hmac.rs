@@ -40,7 +40,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::{check_body, credential_key, fail, single_header, warn_deprecated, ConfigError, Credential, WebhookScheme};
+use super::{
+    check_body, check_body_len, credential_key, fail, single_header, warn_deprecated, ConfigError, Credential,
+    WebhookScheme,
+};
 use crate::clock::Clock;
 use crate::error::{ErrorCode, VerifyError};
 use adcp_sigbase::crypto::{Algorithm, VerifyingKey};
@@ -109,6 +112,7 @@ impl Previous {
 pub struct HmacSecrets {
     current: VerifyingKey,
     previous: Option<Previous>,
+    max_body_bytes: usize,
 }
 
 impl HmacSecrets {
@@ -124,7 +128,16 @@ impl HmacSecrets {
         Ok(Self {
             current,
             previous: None,
+            max_body_bytes: adcp_strict_json::DEFAULT_MAX_LEN,
         })
+    }
+
+    /// The largest body accepted (default 1 MiB): a longer one is refused
+    /// before any MAC is computed, and step 14 accepts up to this length.
+    #[must_use]
+    pub fn with_max_body_bytes(mut self, max_body_bytes: usize) -> Self {
+        self.max_body_bytes = max_body_bytes;
+        self
     }
 
     /// Also accepts `previous` until it is removed from the configuration.
@@ -162,6 +175,7 @@ impl HmacSecrets {
                 key: self.current,
                 retire_at: Some(retire_at),
             }),
+            max_body_bytes: self.max_body_bytes,
         })
     }
 
@@ -203,6 +217,7 @@ impl HmacSecrets {
     ///
     /// A `webhook_*` [`VerifyError`]; see the [module documentation](super).
     pub fn verify<C: Clock + ?Sized>(&self, msg: &Message<'_>, clock: &C) -> Result<HmacVerified, VerifyError> {
+        check_body_len(msg.body().unwrap_or_default(), self.max_body_bytes)?;
         // Step 1: both headers.
         let signature = single_header(msg, SIGNATURE_HEADER, 1)?;
         let timestamp = single_header(msg, TIMESTAMP_HEADER, 1)?;
@@ -249,7 +264,7 @@ impl HmacSecrets {
         })?;
 
         // Step 14: body well-formedness, only once the MAC has verified.
-        check_body(body)?;
+        check_body(body, self.max_body_bytes)?;
         Ok(HmacVerified { timestamp, secret })
     }
 

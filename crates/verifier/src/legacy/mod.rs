@@ -265,12 +265,25 @@ fn fail(code: ErrorCode, step: u8, detail: impl Into<String>) -> VerifyError {
 /// Step 14 for legacy deliveries: the body is exactly one strict JSON
 /// value with no repeated object key. Runs only after the credential
 /// verified.
-fn check_body(body: &[u8]) -> Result<(), VerifyError> {
+fn check_body(body: &[u8], max_body_bytes: usize) -> Result<(), VerifyError> {
     if body.is_empty() {
         return Err(fail(ErrorCode::BodyMalformed, 14, "webhook body is empty"));
     }
-    adcp_strict_json::check(body, &adcp_strict_json::Limits::default())
+    adcp_strict_json::check(body, &adcp_strict_json::Limits::new(max_body_bytes))
         .map_err(|e| fail(ErrorCode::BodyMalformed, 14, format!("{e} ({} body bytes)", body.len())))
+}
+
+/// Before any credential work: the body is within the registration's
+/// limit (the same limit the receiver answers `413` on).
+fn check_body_len(body: &[u8], max_body_bytes: usize) -> Result<(), VerifyError> {
+    if body.len() > max_body_bytes {
+        return Err(fail(
+            ErrorCode::BodyMalformed,
+            0,
+            format!("{} body bytes exceed the limit of {max_body_bytes}", body.len()),
+        ));
+    }
+    Ok(())
 }
 
 /// The single value of a header that must appear at most once, trimmed of

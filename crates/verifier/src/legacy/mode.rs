@@ -233,6 +233,22 @@ impl WebhookAuthMode {
         }
     }
 
+    /// The same mode with its legacy credential checker limited to bodies
+    /// of `max_body_bytes` (the RFC 9421 path takes its limit from the
+    /// [`Verifier`] it is given). A receiver sets one limit for both.
+    #[must_use]
+    pub fn with_max_body_bytes(self, max_body_bytes: usize) -> Self {
+        match self {
+            Self::Rfc9421 => Self::Rfc9421,
+            Self::HmacSha256 { secrets } => Self::HmacSha256 {
+                secrets: secrets.with_max_body_bytes(max_body_bytes),
+            },
+            Self::Bearer { token } => Self::Bearer {
+                token: token.with_max_body_bytes(max_body_bytes),
+            },
+        }
+    }
+
     /// Whether the registered scheme is a deprecated legacy one.
     pub fn is_legacy(&self) -> bool {
         self.scheme().is_legacy()

@@ -1,6 +1,6 @@
 //! In-memory replay store for a single process ([`MemoryReplayStore`]).
 
-use super::{InsertOutcome, ReplayKey, ReplayStore, StoreError};
+use super::{CapKey, InsertOutcome, ReplayKey, ReplayStore, StoreError};
 use async_trait::async_trait;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -21,8 +21,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// [`ReplayLimits::new`] when memory is tighter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ReplayLimits {
-    /// Most live entries one `keyid` may hold; at the cap new signatures
-    /// from that keyid are refused (`*_signature_rate_abuse`).
+    /// Most live entries one `(agent, keyid)` partition ([`CapKey`]) may
+    /// hold; at the cap new signatures counted there are refused
+    /// (`*_signature_rate_abuse`). With `agent: None` everywhere this is a
+    /// plain per-keyid cap.
     pub per_keyid_cap: usize,
     /// Most live entries across every keyid; at the cap every new signature
     /// is refused (`*_signature_rate_abuse`).
@@ -73,7 +75,13 @@ impl ReplayLimits {
 /// checks.
 ///
 /// The store keeps one hash table per `keyid` (nonce bytes and optional
-/// scope packed into one compact key) and one min-heap of expiry records
+/// scope packed into one compact key), so replay uniqueness is per
+/// `(scope, keyid, nonce)` whatever the agent; each entry also records the
+/// `(agent, keyid)` partition ([`CapKey`]) it counts toward, and the
+/// per-keyid cap is checked against that partition's count. A keyid's
+/// partitions are kept in a short list scanned linearly (agents are the
+/// verifier's configured sellers, a handful per shared kid) and live as
+/// long as the keyid holds any entry. One min-heap of expiry records is
 /// shared by every keyid. Expired entries are removed lazily: every call
 /// pops at most [`SWEEP_BUDGET`](Self::SWEEP_BUDGET) expired records, and a call that finds a
 /// cap reached first sweeps *every* expired entry before refusing, so
@@ -92,9 +100,9 @@ impl ReplayLimits {
 /// `expires_at` is already past returns [`InsertOutcome::Inserted`] and
 /// stores nothing.
 ///
-/// Memory: about 110 bytes per entry with a 16-byte unscoped nonce (a
-/// 32-byte heap record, a hash-table slot and one shared allocation for
-/// the key), more with a scope, and up to twice that while tables grow.
+/// Memory: about 120 bytes per entry (a heap record, a hash-table slot of
+/// a 16-byte fingerprint, the expiry and the partition index), whatever the
+/// nonce and scope length, and up to twice that while tables grow.
 /// At the recommended aggregate cap of 10,000,000 entries that is 1–2 GB;
 /// size the aggregate cap to the memory budget, or use a shared tier.
 ///
@@ -106,7 +114,7 @@ impl ReplayLimits {
 /// # }
 /// # block_on(async {
 /// let store = MemoryReplayStore::webhook();
-/// let key = ReplayKey { keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
+/// let key = ReplayKey { agent: None, keyid: "seller-2026", nonce: b"0123456789abcdef", scope: None };
 /// let now = 1_776_520_800;
 /// let expires_at = now + 300 + 60; // signature `expires` + 60 s skew
 /// assert_eq!(store.insert(key, expires_at, now).await?, InsertOutcome::Inserted);
@@ -180,13 +188,23 @@ impl MemoryReplayStore {
         self.len() == 0
     }
 
-    /// Live entries held by `keyid`, synthetic occupancy included (as of
-    /// the latest `now`, like [`len`](Self::len)).
+    /// Live entries held by `keyid` across every agent, synthetic
+    /// occupancy included (as of the latest `now`, like [`len`](Self::len)).
     #[must_use]
     pub fn keyid_len(&self, keyid: &str) -> usize {
         let mut inner = self.lock_recovering();
         inner.sweep_to_latest();
-        inner.keyid_count(keyid)
+        inner.keyid_total(keyid)
+    }
+
+    /// Live entries counted toward the `(agent, keyid)` partition `cap`
+    /// (what the per-keyid cap is compared with), synthetic occupancy
+    /// included, as of the latest `now` (like [`len`](Self::len)).
+    #[must_use]
+    pub fn cap_len(&self, cap: CapKey<'_>) -> usize {
+        let mut inner = self.lock_recovering();
+        inner.sweep_to_latest();
+        inner.cap_count(cap)
     }
 
     /// Removes every entry expired at `now` and returns how many were
@@ -200,10 +218,11 @@ impl MemoryReplayStore {
 
     /// **Test and conformance-harness utility**, not for production use.
     ///
-    /// Fills `keyid` to its per-keyid cap with synthetic occupancy that is
-    /// live until `expires_at` (inclusive), as the conformance vectors'
-    /// `per_keyid_cap_filled_for` / `replay_cache_per_keyid_cap_hit` harness
-    /// state asks. No real entries are allocated: the store keeps one
+    /// Fills `keyid`'s `agent: None` partition to the per-keyid cap with
+    /// synthetic occupancy that is live until `expires_at` (inclusive), as
+    /// the conformance vectors' `per_keyid_cap_filled_for` /
+    /// `replay_cache_per_keyid_cap_hit` harness state asks; see
+    /// [`fill_to_cap`](Self::fill_to_cap) for any partition. No real entries are allocated: the store keeps one
     /// counter per keyid, which counts toward the per-keyid and the
     /// aggregate caps exactly like real entries and expires the same way,
     /// so a 100,000-entry fill costs no more than one insert. Calling it
@@ -216,20 +235,30 @@ impl MemoryReplayStore {
     /// store has been given (see [`len`](Self::len)); nothing is added when
     /// `expires_at` is already past it.
     pub fn fill_keyid_to_cap(&self, keyid: &str, expires_at: i64) -> usize {
+        self.fill_to_cap(CapKey { agent: None, keyid }, expires_at)
+    }
+
+    /// **Test and conformance-harness utility**, not for production use.
+    ///
+    /// [`fill_keyid_to_cap`](Self::fill_keyid_to_cap) for the `(agent,
+    /// keyid)` partition `cap`: only that partition reaches its cap, other
+    /// agents sharing the keyid keep theirs (the aggregate cap still counts
+    /// the occupancy). Returns the number of synthetic entries added.
+    pub fn fill_to_cap(&self, cap: CapKey<'_>, expires_at: i64) -> usize {
         let mut inner = self.lock_recovering();
         inner.sweep_to_latest();
         let now = inner.latest;
-        inner.fill_synthetic(keyid, expires_at, now, self.limits)
+        inner.fill_synthetic(cap, expires_at, now, self.limits)
     }
 
-    fn cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
+    fn cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
         let mut inner = self.lock()?;
         inner.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
-        if inner.keyid_count(keyid) < self.limits.per_keyid_cap {
+        if inner.cap_count(cap) < self.limits.per_keyid_cap {
             return Ok(false);
         }
         inner.sweep(now, usize::MAX);
-        Ok(inner.keyid_count(keyid) >= self.limits.per_keyid_cap)
+        Ok(inner.cap_count(cap) >= self.limits.per_keyid_cap)
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
@@ -247,12 +276,12 @@ impl MemoryReplayStore {
 
 #[async_trait]
 impl ReplayStore for MemoryReplayStore {
-    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
-        self.cap_reached(keyid, now)
+    async fn keyid_cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
+        self.cap_reached(cap, now)
     }
 
-    fn keyid_cap_reached_now(&self, keyid: &str, now: i64) -> Option<Result<bool, StoreError>> {
-        Some(self.cap_reached(keyid, now))
+    fn keyid_cap_reached_now(&self, cap: CapKey<'_>, now: i64) -> Option<Result<bool, StoreError>> {
+        Some(self.cap_reached(cap, now))
     }
 
     fn insert_now(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Option<Result<InsertOutcome, StoreError>> {
@@ -265,7 +294,7 @@ impl ReplayStore for MemoryReplayStore {
     async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError> {
         let mut inner = self.lock()?;
         inner.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
-        Ok(inner.lookup(key).is_some_and(|expires_at| now <= expires_at))
+        Ok(inner.lookup(key).is_some_and(|held| now <= held.expires_at))
     }
 
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
@@ -274,16 +303,24 @@ impl ReplayStore for MemoryReplayStore {
     }
 }
 
-/// One expiry record in the shared min-heap, ordered by `at` only. `key:
-/// None` marks a keyid's synthetic occupancy. A record is stale (skipped
-/// when popped) when its slot was reused (`generation` differs) or its
-/// entry was replaced.
+/// One expiry record in the shared min-heap, ordered by `at` only. A
+/// record is stale (skipped when popped) when its slot was reused
+/// (`generation` differs) or its entry or occupancy was replaced.
 #[derive(Debug)]
 struct Expiry {
     at: i64,
     slot: u32,
     generation: u32,
-    key: Option<Fingerprint>,
+    target: Target,
+}
+
+/// What an [`Expiry`] record expires.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// One real entry of the keyid's table.
+    Entry(Fingerprint),
+    /// The synthetic occupancy of the keyid's partition with this index.
+    Synthetic(u32),
 }
 
 /// A replay key as stored: 128 bits of two independently seeded hashes of
@@ -324,7 +361,15 @@ impl Hasher for FirstWord {
     }
 }
 
-type Entries = HashMap<Fingerprint, i64, BuildHasherDefault<FirstWord>>;
+/// One live entry: its expiry and the index of the partition (in
+/// [`KeyidState::parts`]) it counts toward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Held {
+    expires_at: i64,
+    part: u32,
+}
+
+type Entries = HashMap<Fingerprint, Held, BuildHasherDefault<FirstWord>>;
 
 impl PartialEq for Expiry {
     fn eq(&self, other: &Self) -> bool {
@@ -346,18 +391,77 @@ impl Ord for Expiry {
     }
 }
 
+/// The cap count of one `(agent, keyid)` partition.
 #[derive(Debug)]
-struct KeyidState {
-    keyid: Box<str>,
-    /// Compact key (see [`encode_key`]) → `expires_at`.
-    entries: Entries,
+struct Part {
+    agent: Option<Box<str>>,
+    /// Real entries of the keyid's table that count here.
+    live: usize,
     synthetic: usize,
     synthetic_expires_at: i64,
 }
 
+impl Part {
+    fn count(&self) -> usize {
+        self.live.saturating_add(self.synthetic)
+    }
+}
+
+#[derive(Debug)]
+struct KeyidState {
+    keyid: Box<str>,
+    /// Compact key (see [`encode_key`]) → expiry and partition. One table
+    /// per keyid whatever the agent: replay uniqueness ignores the agent.
+    entries: Entries,
+    /// The partitions entries count toward; indices are stable while the
+    /// keyid holds anything (entries and heap records name them), and the
+    /// list is dropped with the keyid's state once it holds nothing.
+    parts: Vec<Part>,
+    /// Synthetic occupancy summed over `parts`.
+    synthetic: usize,
+}
+
 impl KeyidState {
+    /// Every entry of the keyid, real and synthetic, whatever the agent.
     fn count(&self) -> usize {
         self.entries.len().saturating_add(self.synthetic)
+    }
+
+    /// The index of `agent`'s partition (a linear scan: see the store docs).
+    fn part(&self, agent: Option<&str>) -> Option<u32> {
+        let index = self.parts.iter().position(|p| p.agent.as_deref() == agent)?;
+        u32::try_from(index).ok()
+    }
+
+    fn part_count(&self, agent: Option<&str>) -> usize {
+        self.parts
+            .iter()
+            .find(|p| p.agent.as_deref() == agent)
+            .map_or(0, Part::count)
+    }
+
+    /// The index of `agent`'s partition, appending one when absent.
+    fn part_for(&mut self, agent: Option<&str>) -> Result<u32, StoreError> {
+        if let Some(index) = self.part(agent) {
+            return Ok(index);
+        }
+        let index = u32::try_from(self.parts.len())
+            .map_err(|_| StoreError("in-memory replay store: too many agents for one keyid".to_owned()))?;
+        self.parts.push(Part {
+            agent: agent.map(Into::into),
+            live: 0,
+            synthetic: 0,
+            synthetic_expires_at: 0,
+        });
+        Ok(index)
+    }
+
+    /// Removes the entry `fingerprint` (held as `held`) and its count.
+    fn remove_entry(&mut self, fingerprint: &Fingerprint, held: Held) {
+        self.entries.remove(fingerprint);
+        if let Some(part) = self.parts.get_mut(held.part as usize) {
+            part.live = part.live.saturating_sub(1);
+        }
     }
 }
 
@@ -411,11 +515,20 @@ impl Inner {
         self.slots.get_mut(slot as usize).and_then(|s| s.state.as_mut())
     }
 
-    fn keyid_count(&self, keyid: &str) -> usize {
+    /// Every entry of `keyid`, whatever the agent.
+    fn keyid_total(&self, keyid: &str) -> usize {
         self.index
             .get(keyid)
             .and_then(|&slot| self.state(slot))
             .map_or(0, KeyidState::count)
+    }
+
+    /// The entries counted toward the per-keyid cap of `cap`.
+    fn cap_count(&self, cap: CapKey<'_>) -> usize {
+        self.index
+            .get(cap.keyid)
+            .and_then(|&slot| self.state(slot))
+            .map_or(0, |state| state.part_count(cap.agent))
     }
 
     /// The stored form of `key`.
@@ -425,8 +538,8 @@ impl Inner {
         Fingerprint([self.seeds[0].hash_one(bytes), self.seeds[1].hash_one(bytes)])
     }
 
-    /// `expires_at` of `key`'s entry, live or not yet swept.
-    fn lookup(&mut self, key: ReplayKey<'_>) -> Option<i64> {
+    /// `key`'s entry (whatever agent inserted it), live or not yet swept.
+    fn lookup(&mut self, key: ReplayKey<'_>) -> Option<Held> {
         let slot = *self.index.get(key.keyid)?;
         let fingerprint = self.fingerprint(key);
         let state = self.slots.get(slot as usize)?.state.as_ref()?;
@@ -443,16 +556,17 @@ impl Inner {
         self.sweep(now, MemoryReplayStore::SWEEP_BUDGET);
         let fingerprint = self.fingerprint(key);
 
-        // Replay check (and removal of an expired entry not yet swept; its
-        // heap record goes stale and is skipped when popped).
+        // Replay check, on the keyid's one table whatever the agent (and
+        // removal of an expired entry not yet swept, from the partition it
+        // counted toward; its heap record goes stale and is skipped).
         if let Some(&slot) = self.index.get(key.keyid) {
             let mut removed = false;
             if let Some(state) = self.slots.get_mut(slot as usize).and_then(|s| s.state.as_mut()) {
                 if let Some(&held) = state.entries.get(&fingerprint) {
-                    if now <= held {
+                    if now <= held.expires_at {
                         return Ok(InsertOutcome::Replayed);
                     }
-                    state.entries.remove(&fingerprint);
+                    state.remove_entry(&fingerprint, held);
                     removed = true;
                 }
             }
@@ -467,9 +581,10 @@ impl Inner {
             return Ok(InsertOutcome::Inserted);
         }
 
-        if self.keyid_count(key.keyid) >= limits.per_keyid_cap {
+        let cap = key.cap_key();
+        if self.cap_count(cap) >= limits.per_keyid_cap {
             self.sweep(now, usize::MAX);
-            if self.keyid_count(key.keyid) >= limits.per_keyid_cap {
+            if self.cap_count(cap) >= limits.per_keyid_cap {
                 return Ok(InsertOutcome::KeyidCapReached);
             }
         }
@@ -485,23 +600,38 @@ impl Inner {
         let state = self
             .state_mut(slot)
             .ok_or_else(|| StoreError("in-memory replay store slot missing".to_owned()))?;
-        state.entries.insert(fingerprint, expires_at);
+        let part = match state.part_for(key.agent) {
+            Ok(part) => part,
+            Err(e) => {
+                // `slot_for` may have just allocated an empty state.
+                self.release_if_empty(slot);
+                return Err(e);
+            }
+        };
+        state.entries.insert(fingerprint, Held { expires_at, part });
+        if let Some(p) = state.parts.get_mut(part as usize) {
+            p.live = p.live.saturating_add(1);
+        }
         self.total = self.total.saturating_add(1);
         self.expiry.push(Reverse(Expiry {
             at: expires_at,
             slot,
             generation,
-            key: Some(fingerprint),
+            target: Target::Entry(fingerprint),
         }));
         Ok(InsertOutcome::Inserted)
     }
 
-    fn fill_synthetic(&mut self, keyid: &str, expires_at: i64, now: i64, limits: ReplayLimits) -> usize {
-        // Drop any previous synthetic occupancy (its heap record goes stale).
-        if let Some(&slot) = self.index.get(keyid) {
+    fn fill_synthetic(&mut self, cap: CapKey<'_>, expires_at: i64, now: i64, limits: ReplayLimits) -> usize {
+        // Drop the partition's previous synthetic occupancy (its heap
+        // record goes stale).
+        if let Some(&slot) = self.index.get(cap.keyid) {
             let mut dropped = 0;
             if let Some(state) = self.state_mut(slot) {
-                dropped = std::mem::take(&mut state.synthetic);
+                if let Some(part) = state.part(cap.agent).and_then(|i| state.parts.get_mut(i as usize)) {
+                    dropped = std::mem::take(&mut part.synthetic);
+                }
+                state.synthetic = state.synthetic.saturating_sub(dropped);
             }
             self.total = self.total.saturating_sub(dropped);
             self.release_if_empty(slot);
@@ -509,27 +639,35 @@ impl Inner {
         if expires_at < now {
             return 0;
         }
-        let wanted = limits.per_keyid_cap.saturating_sub(self.keyid_count(keyid));
+        let wanted = limits.per_keyid_cap.saturating_sub(self.cap_count(cap));
         let room = limits.aggregate_cap.saturating_sub(self.total);
         let added = wanted.min(room);
         if added == 0 {
             return 0;
         }
-        let Ok(slot) = self.slot_for(keyid) else {
+        let Ok(slot) = self.slot_for(cap.keyid) else {
             return 0;
         };
         let generation = self.slots.get(slot as usize).map_or(0, |s| s.generation);
         let Some(state) = self.state_mut(slot) else {
             return 0;
         };
-        state.synthetic = added;
-        state.synthetic_expires_at = expires_at;
+        let Some(index) = state.part_for(cap.agent).ok() else {
+            self.release_if_empty(slot);
+            return 0;
+        };
+        let Some(part) = state.parts.get_mut(index as usize) else {
+            return 0;
+        };
+        part.synthetic = added;
+        part.synthetic_expires_at = expires_at;
+        state.synthetic = state.synthetic.saturating_add(added);
         self.total = self.total.saturating_add(added);
         self.expiry.push(Reverse(Expiry {
             at: expires_at,
             slot,
             generation,
-            key: None,
+            target: Target::Synthetic(index),
         }));
         added
     }
@@ -542,8 +680,8 @@ impl Inner {
         let state = KeyidState {
             keyid: keyid.into(),
             entries: HashMap::default(),
+            parts: Vec::new(),
             synthetic: 0,
-            synthetic_expires_at: 0,
         };
         let slot = match self.free.pop() {
             Some(slot) => slot,
@@ -611,12 +749,12 @@ impl Inner {
         let Some(state) = slot.state.as_mut() else {
             return 0;
         };
-        let removed = match &record.key {
+        let removed = match record.target {
             // The record describes the entry only while the entry still
             // carries its expiry (a re-insert after expiry gets its own).
-            Some(key) => match state.entries.get(key) {
-                Some(&at) if at == record.at => {
-                    state.entries.remove(key);
+            Target::Entry(key) => match state.entries.get(&key) {
+                Some(&held) if held.expires_at == record.at => {
+                    state.remove_entry(&key, held);
                     if state.entries.capacity() > 64 && state.entries.len() < state.entries.capacity() / 8 {
                         state.entries.shrink_to(state.entries.len().saturating_mul(2));
                     }
@@ -624,10 +762,14 @@ impl Inner {
                 }
                 _ => 0,
             },
-            None if state.synthetic > 0 && state.synthetic_expires_at == record.at => {
-                std::mem::take(&mut state.synthetic)
-            }
-            None => 0,
+            Target::Synthetic(index) => match state.parts.get_mut(index as usize) {
+                Some(part) if part.synthetic > 0 && part.synthetic_expires_at == record.at => {
+                    let dropped = std::mem::take(&mut part.synthetic);
+                    state.synthetic = state.synthetic.saturating_sub(dropped);
+                    dropped
+                }
+                _ => 0,
+            },
         };
         if removed > 0 {
             self.release_if_empty(record.slot);
@@ -681,6 +823,7 @@ mod tests {
         encode_key(
             &mut a,
             ReplayKey {
+                agent: None,
                 keyid: "k",
                 nonce: b"ab",
                 scope: Some("c"),
@@ -689,6 +832,7 @@ mod tests {
         encode_key(
             &mut b,
             ReplayKey {
+                agent: None,
                 keyid: "k",
                 nonce: b"a",
                 scope: Some("bc"),
@@ -698,6 +842,7 @@ mod tests {
         encode_key(
             &mut a,
             ReplayKey {
+                agent: None,
                 keyid: "k",
                 nonce: b"ab",
                 scope: None,
@@ -706,6 +851,7 @@ mod tests {
         encode_key(
             &mut b,
             ReplayKey {
+                agent: None,
                 keyid: "k",
                 nonce: b"ab",
                 scope: Some(""),
@@ -723,6 +869,7 @@ mod tests {
         for i in 0..=MemoryReplayStore::SWEEP_BUDGET {
             let nonce = i.to_le_bytes();
             let other = ReplayKey {
+                agent: None,
                 keyid: "other",
                 nonce: &nonce,
                 scope: None,
@@ -730,6 +877,7 @@ mod tests {
             assert_eq!(inner.insert(other, 5, 0, limits), Ok(InsertOutcome::Inserted));
         }
         let key = ReplayKey {
+            agent: None,
             keyid: "k",
             nonce: b"n",
             scope: None,
@@ -737,7 +885,7 @@ mod tests {
         assert_eq!(inner.insert(key, 10, 0, limits), Ok(InsertOutcome::Inserted));
         assert_eq!(inner.insert(key, 30, 11, limits), Ok(InsertOutcome::Inserted));
         assert_eq!(inner.sweep(20, usize::MAX), 1);
-        assert_eq!(inner.lookup(key), Some(30));
+        assert_eq!(inner.lookup(key).map(|held| held.expires_at), Some(30));
         assert_eq!(inner.total, 1);
         assert!(inner.expiry.len() == 1);
     }

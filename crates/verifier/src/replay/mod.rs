@@ -4,6 +4,18 @@
 //! scoped by the canonical destination URL for receivers that cannot share
 //! one cache across endpoints. Implementations must be fail-closed: when the
 //! store cannot answer, return [`StoreError`] and the request is not accepted.
+//!
+//! # Uniqueness and caps are keyed differently
+//!
+//! Several sellers ("agents") configured on one verifier may publish the
+//! same `kid` (a kid is unique within one JWKS only). Replay *uniqueness*
+//! stays on `(scope, keyid, nonce)` whoever signed, so a captured request
+//! cannot be replayed once per seller sharing its kid. The per-keyid *cap*
+//! is counted per [`CapKey`], `(agent, keyid)`, when the verifier knows the
+//! signer's agent ([`ReplayKey::agent`]), so one seller flooding under a
+//! shared kid cannot exhaust another seller's cap. `agent: None` is a
+//! partition of its own: a verifier that never passes an agent counts per
+//! keyid exactly as before. The aggregate cap counts every entry.
 
 mod memory;
 
@@ -15,6 +27,14 @@ use std::fmt;
 /// One replay-cache key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ReplayKey<'a> {
+    /// The agent URL of the verified (or candidate) signer, when the
+    /// verifier knows it; `None` counts the entry under the keyid alone
+    /// (single-seller deployments, callers that do not know the agent).
+    ///
+    /// It only partitions the per-keyid cap (see [`CapKey`]); it is never
+    /// part of replay uniqueness: `(scope, keyid, nonce)` inserted by one
+    /// agent is [`InsertOutcome::Replayed`] for every other agent too.
+    pub agent: Option<&'a str>,
     /// The signature's `keyid`.
     pub keyid: &'a str,
     /// The decoded nonce bytes (so two spellings of one nonce collide).
@@ -24,6 +44,34 @@ pub struct ReplayKey<'a> {
     pub scope: Option<&'a str>,
 }
 
+impl<'a> ReplayKey<'a> {
+    /// The per-keyid cap partition this entry counts toward:
+    /// `(agent, keyid)`.
+    #[must_use]
+    pub const fn cap_key(&self) -> CapKey<'a> {
+        CapKey {
+            agent: self.agent,
+            keyid: self.keyid,
+        }
+    }
+}
+
+/// The partition the per-keyid cap ([`ReplayLimits::per_keyid_cap`]) is
+/// counted in: live entries inserted with the same `(agent, keyid)`.
+///
+/// `agent: None` is its own partition (not the sum over agents), so a
+/// verifier that never knows the agent counts per keyid as before. A
+/// caller should pass the same agent to the step 9a check and the step 13
+/// insert of one request, or the cheap guard and the authoritative check
+/// look at different counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CapKey<'a> {
+    /// The signer's agent URL, or `None` to count per keyid alone.
+    pub agent: Option<&'a str>,
+    /// The signature's `keyid`.
+    pub keyid: &'a str,
+}
+
 /// Result of the atomic insert-with-cap at step 13.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InsertOutcome {
@@ -31,7 +79,8 @@ pub enum InsertOutcome {
     Inserted,
     /// Already present and not expired: a replay.
     Replayed,
-    /// The keyid's entry cap is reached (reject with `*_rate_abuse`).
+    /// The entry cap of the key's `(agent, keyid)` ([`ReplayKey::cap_key`])
+    /// is reached (reject with `*_rate_abuse`).
     KeyidCapReached,
     /// The aggregate cap is reached (reject with `*_rate_abuse`).
     AggregateCapReached,
@@ -54,21 +103,24 @@ impl std::error::Error for StoreError {}
 /// early to make room: at a cap, inserts are refused instead.
 #[async_trait]
 pub trait ReplayStore: Send + Sync {
-    /// Step 9a: whether `keyid` has reached its entry cap (a cheap guard
-    /// before cryptography; step 13 is the authoritative check).
-    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError>;
+    /// Step 9a: whether the `(agent, keyid)` partition `cap` has reached its
+    /// entry cap (a cheap guard before cryptography; step 13 is the
+    /// authoritative check).
+    async fn keyid_cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError>;
 
     /// Step 12: whether `key` is present and unexpired.
     async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError>;
 
     /// Step 13: insert `key` until `expires_at`, atomically with the
-    /// replay, per-keyid and aggregate cap checks.
+    /// replay check (on `(scope, keyid, nonce)`, whatever the agent), the
+    /// per-keyid cap check (on [`ReplayKey::cap_key`]) and the aggregate
+    /// cap check.
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError>;
 
     /// [`Self::keyid_cap_reached`] answered without I/O (an in-process
     /// store); `None` (the default) sends the caller to the async call.
-    fn keyid_cap_reached_now(&self, keyid: &str, now: i64) -> Option<Result<bool, StoreError>> {
-        let _ = (keyid, now);
+    fn keyid_cap_reached_now(&self, cap: CapKey<'_>, now: i64) -> Option<Result<bool, StoreError>> {
+        let _ = (cap, now);
         None
     }
 
@@ -83,8 +135,8 @@ pub trait ReplayStore: Send + Sync {
 
 #[async_trait]
 impl<S: ReplayStore + ?Sized> ReplayStore for std::sync::Arc<S> {
-    async fn keyid_cap_reached(&self, keyid: &str, now: i64) -> Result<bool, StoreError> {
-        (**self).keyid_cap_reached(keyid, now).await
+    async fn keyid_cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
+        (**self).keyid_cap_reached(cap, now).await
     }
 
     async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError> {
@@ -95,8 +147,8 @@ impl<S: ReplayStore + ?Sized> ReplayStore for std::sync::Arc<S> {
         (**self).insert(key, expires_at, now).await
     }
 
-    fn keyid_cap_reached_now(&self, keyid: &str, now: i64) -> Option<Result<bool, StoreError>> {
-        (**self).keyid_cap_reached_now(keyid, now)
+    fn keyid_cap_reached_now(&self, cap: CapKey<'_>, now: i64) -> Option<Result<bool, StoreError>> {
+        (**self).keyid_cap_reached_now(cap, now)
     }
 
     fn insert_now(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Option<Result<InsertOutcome, StoreError>> {

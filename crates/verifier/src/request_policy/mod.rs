@@ -146,6 +146,6 @@ pub use capability_error::CapabilityError;
 pub use decision::{decide, decide_resolved, Decision, FallbackCredential};
 pub use names::{is_operation_name, is_protocol_method_name};
 pub use plan::VerifyPlan;
-pub use resolve::{resolve, ResolvedRequest};
+pub use resolve::{resolve, resolve_with_limit, ResolvedRequest};
 pub use verdict::{Acceptance, Action, AuthSource, Rejection, Verdict};
 pub use webhook_registration::carries_webhook_authentication;

@@ -96,7 +96,23 @@ impl ResolvedRequest {
 /// # Ok::<(), adcp_verify::error::VerifyError>(())
 /// ```
 pub fn resolve(binding: Binding, msg: &Message<'_>) -> Result<ResolvedRequest, VerifyError> {
-    let body = parse_body(msg)?;
+    resolve_with_limit(binding, msg, adcp_strict_json::DEFAULT_MAX_LEN)
+}
+
+/// [`resolve`] for an endpoint whose body limit is `max_body_bytes` (the
+/// limit its [`Verifier`](crate::verifier::Verifier) is configured with):
+/// a longer body is `request_body_malformed` here, before any signature
+/// work, and a body up to the limit is parsed.
+///
+/// # Errors
+///
+/// As [`resolve`].
+pub fn resolve_with_limit(
+    binding: Binding,
+    msg: &Message<'_>,
+    max_body_bytes: usize,
+) -> Result<ResolvedRequest, VerifyError> {
+    let body = parse_body(msg, max_body_bytes)?;
     let webhook_authentication = body.as_ref().is_some_and(carries_webhook_authentication);
     let post = msg.method().eq_ignore_ascii_case("POST");
     let (operation, protocol_method) = match binding {
@@ -122,10 +138,10 @@ fn malformed(reason: Reason) -> VerifyError {
 }
 
 /// The strictly parsed body; `None` when absent or empty.
-fn parse_body(msg: &Message<'_>) -> Result<Option<Value>, VerifyError> {
+fn parse_body(msg: &Message<'_>, max_body_bytes: usize) -> Result<Option<Value>, VerifyError> {
     match msg.body() {
         None | Some([]) => Ok(None),
-        Some(bytes) => adcp_strict_json::parse_value(bytes, &adcp_strict_json::Limits::default())
+        Some(bytes) => adcp_strict_json::parse_value(bytes, &adcp_strict_json::Limits::new(max_body_bytes))
             .map(Some)
             .map_err(|e| malformed(format!("{e} ({} body bytes)", bytes.len()))),
     }

@@ -93,7 +93,7 @@ where
     S::Error: Send + 'static,
     ReqBody: HttpBody<Data = Bytes> + Send + 'static,
     ReqBody::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    ResBody: Default + Send + 'static,
+    ResBody: From<Bytes> + Send + 'static,
 {
     type Response = Response<ResBody>;
     type Error = S::Error;

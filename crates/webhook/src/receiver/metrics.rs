@@ -29,6 +29,24 @@ pub mod outcome {
     pub const HANDLER_FAILED: &str = "handler_failed";
     /// The handler succeeded but completion could not be recorded (`503`).
     pub const COMPLETION_FAILED: &str = "completion_failed";
+    /// A notification to a registered URL outside its registration
+    /// (another `subscriber_id`, an unregistered event type, a paused
+    /// subscription): `403`, not delivered. An SDK code.
+    pub const SUBSCRIPTION_MISMATCH: &str = "subscription_mismatch";
+    /// A signed activation challenge that fails a binding (`403`).
+    pub const CHALLENGE_REFUSED: &str = "challenge_refused";
+    /// An activation challenge that violates its schema (`400`).
+    pub const CHALLENGE_MALFORMED: &str = "challenge_malformed";
+    /// A body that is not a complete envelope of its kind, such as a
+    /// delivery report's `result` posted bare (`400`; the receiver-envelope
+    /// vectors' code).
+    pub const MISSING_ENVELOPE_FIELDS: &str = "missing_envelope_fields";
+    /// A body of no known kind and without a valid `idempotency_key`, or of
+    /// a kind the registration does not accept (`400`).
+    pub const UNKNOWN_PAYLOAD_KIND: &str = "unknown_payload_kind";
+    /// A re-emission (known `notification_id`, new `idempotency_key`) of a
+    /// terminal task result: answered `2xx`, not delivered.
+    pub const REEMISSION_SUPPRESSED: &str = "reemission_suppressed";
 }
 
 /// Counters keyed by outcome: [`outcome`] labels and the verifier's exact

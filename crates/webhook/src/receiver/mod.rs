@@ -11,11 +11,16 @@
 //! | 2 | `Content-Type` is `application/json` | `415` |
 //! | 3 | raw bytes captured (no JSON parsing before verification) | `400` if unreadable |
 //! | 4 | mode from the registration: RFC 9421, or the configured HMAC / Bearer credential; another scheme's headers → `webhook_mode_mismatch` | `401` |
-//! | 5 | the verifier checklist (steps 1–14) | `401` + `WWW-Authenticate: Signature error="<code>"` and nothing else; `503` for store / JWKS outages; `400` for `webhook_body_malformed` |
+//! | 5 | the verifier checklist (steps 1–14), under the same body limit | `401` + `WWW-Authenticate: Signature error="<code>"`; `503` for store / JWKS outages; `400` for `webhook_body_malformed` |
 //! | 6 | the envelope (MCP: `task_id`, `status`, `idempotency_key`) | `400` |
 //! | 7 | claim `(verified sender, idempotency_key)` with the JCS payload fingerprint | duplicate → `200` (handler not called); same key + other payload → `409`; in progress elsewhere → `503`; sender over cap → `429`; store outage → `503` |
 //! | 8 | the handler, with the verified sender, raw bytes and parsed payload | its answer |
 //! | 9 | handler `2xx` → completion recorded, then its answer; completion failed → `503`; handler failure → claim released so a retry can succeed | |
+//!
+//! Every non-`2xx` answer has the body `{"error": "<code>", "message":
+//! "<fixed text>"}` ([`error_body`]): the code is the outcome label or the
+//! verifier's code, the message a constant per code that never carries the
+//! failure's details (those go to the [`TRACING_TARGET`] logs).
 //!
 //! Every `503` the receiver answers is retryable and carries `Retry-After`:
 //! the seconds left on the other receiver's claim for an event in progress
@@ -24,10 +29,12 @@
 //! A `401` never does: verification failures are terminal for the
 //! delivery, and answer exactly the spec's challenge.
 
+mod answer;
 mod layer;
 mod metrics;
 mod webhook;
 
+pub use answer::{error_body, outcome_message};
 pub use layer::{ReceiverLayer, ReceiverService};
 pub use metrics::{outcome, Metrics};
 pub use webhook::Webhook;
@@ -84,6 +91,7 @@ pub struct Reply {
     www_authenticate: Option<String>,
     retry_after: Option<u64>,
     outcome: &'static str,
+    message: &'static str,
 }
 
 impl Reply {
@@ -93,6 +101,15 @@ impl Reply {
             www_authenticate: None,
             retry_after: None,
             outcome,
+            message: answer::outcome_message(outcome),
+        }
+    }
+
+    /// A reply for a code that carries its own fixed message.
+    fn with_message(status: StatusCode, outcome: &'static str, message: &'static str) -> Self {
+        Self {
+            message,
+            ..Self::new(status, outcome)
         }
     }
 
@@ -122,12 +139,32 @@ impl Reply {
         self.outcome
     }
 
-    /// The response: status, the challenge or `Retry-After` if any, an
-    /// empty body. Nothing else is disclosed to the sender.
+    /// The fixed message that accompanies [`Self::outcome`] in the body of
+    /// a non-`2xx` answer (never details of the request or the failure).
     #[must_use]
-    pub fn into_response<B: Default>(self) -> http::Response<B> {
-        let mut response = http::Response::new(B::default());
+    pub fn message(&self) -> &'static str {
+        self.message
+    }
+
+    /// The response: status, the challenge or `Retry-After` if any, and
+    /// for a non-`2xx` status the JSON body `{"error": "<code>",
+    /// "message": "<fixed text>"}` (a `2xx` has an empty body). Nothing
+    /// else is disclosed to the sender.
+    #[must_use]
+    pub fn into_response<B: From<Bytes>>(self) -> http::Response<B> {
+        let success = self.status.is_success();
+        let body = if success {
+            Bytes::new()
+        } else {
+            answer::error_body(self.outcome, self.message)
+        };
+        let mut response = http::Response::new(B::from(body));
         *response.status_mut() = self.status;
+        if !success {
+            response
+                .headers_mut()
+                .insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
         if let Some(challenge) = self.www_authenticate.and_then(|c| HeaderValue::from_str(&c).ok()) {
             response.headers_mut().insert(http::header::WWW_AUTHENTICATE, challenge);
         }
@@ -281,14 +318,18 @@ impl ReceiverBuilder {
         if self.config.max_body_bytes == 0 {
             return Err(ReceiverError::InvalidBodyLimit);
         }
-        let mut verifier = Verifier::new(Profile::webhook_v1(), self.keys, self.replay, Arc::clone(&self.clock));
+        // One limit: the 413 here, and the verifier's and the legacy
+        // checkers' own (before any cryptography, and step 14's JSON check).
+        let limit = self.config.max_body_bytes;
+        let mut verifier = Verifier::new(Profile::webhook_v1(), self.keys, self.replay, Arc::clone(&self.clock))
+            .with_max_body_bytes(limit);
         if let Some(monitor) = self.admission {
             verifier = verifier.with_admission_monitor(monitor);
         }
         Ok(Receiver {
             inner: Arc::new(Inner {
                 verifier,
-                mode: self.mode,
+                mode: self.mode.with_max_body_bytes(limit),
                 legacy_sender: self.legacy_sender.unwrap_or_default(),
                 idempotency: self.idempotency,
                 clock: self.clock,
@@ -489,13 +530,17 @@ impl Receiver {
         // The verifier's step 14 (or the legacy body check) accepted the
         // bytes as strict JSON; this parse sees the same value.
         let Ok(payload) = serde_json::from_slice::<serde_json::Value>(&body) else {
-            return self.reply(Reply::new(StatusCode::BAD_REQUEST, "webhook_body_malformed"));
+            return self.reply(Reply::with_message(
+                StatusCode::BAD_REQUEST,
+                "webhook_body_malformed",
+                adcp_verify::error::ErrorCode::BodyMalformed.message(adcp_verify::error::CodePrefix::Webhook),
+            ));
         };
         let fingerprint = jcs::fingerprint(&payload);
         let idempotency_key = match inner.config.format {
             PayloadFormat::Mcp => match check_mcp_envelope(&payload) {
                 Ok(info) => info.idempotency_key.to_owned(),
-                Err(e) => return self.reply(Reply::new(StatusCode::BAD_REQUEST, e.code())),
+                Err(e) => return self.reply(Reply::with_message(StatusCode::BAD_REQUEST, e.code(), e.message())),
             },
             PayloadFormat::A2a => {
                 let mut key = String::with_capacity(68);
@@ -621,9 +666,8 @@ impl Receiver {
             Err(e) => {
                 tracing::warn!(target: TRACING_TARGET, error = %e, "webhook handler failed; claim released");
                 self.release(&delivery).await;
-                let mut response = http::Response::new(Bytes::new());
-                *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-                response
+                // Counted by `release`; only the answer is built here.
+                Reply::new(StatusCode::INTERNAL_SERVER_ERROR, outcome::HANDLER_FAILED).into_response()
             }
         }
     }
@@ -688,10 +732,8 @@ fn verify_reply(e: &VerifyError) -> Reply {
     // Surfaced to operators, never to the sender (the code is the interface).
     tracing::warn!(target: TRACING_TARGET, code = e.code_str(), step = %e.step(), detail = e.detail(), "webhook verification failed");
     Reply {
-        status,
         www_authenticate: e.www_authenticate(),
-        retry_after: None,
-        outcome: e.code_str(),
+        ..Reply::with_message(status, e.code_str(), e.message())
     }
 }
 
