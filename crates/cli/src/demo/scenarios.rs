@@ -324,7 +324,12 @@ impl<'a> Run<'a> {
     ) -> Result<(), String> {
         self.bar.set_message(name);
         let before = self.upstream.applied().len();
-        let mut request = self.client.post(&self.endpoint);
+        // The gateway sits behind a proxy that preserves `Host`: the request
+        // arrives for the public authority the seller signed.
+        let mut request = self
+            .client
+            .post(&self.endpoint)
+            .header(http::header::HOST, public_authority());
         for (name, value) in signed.headers() {
             request = request.header(*name, value.as_str());
         }
@@ -356,4 +361,9 @@ impl<'a> Run<'a> {
         self.bar.inc(1);
         Ok(())
     }
+}
+
+/// The authority of [`DEMO_PUBLIC_URL`].
+fn public_authority() -> &'static str {
+    DEMO_PUBLIC_URL.trim_start_matches("https://").trim_end_matches('/')
 }

@@ -186,7 +186,13 @@ async fn verification_failures_are_401_with_the_challenge_only() {
             headers.get(http::header::WWW_AUTHENTICATE).unwrap(),
             format!("Signature error=\"{code}\"").as_str()
         );
-        assert_eq!(headers.len(), 1, "{headers:?}");
+        // The challenge, and the JSON body's type: nothing else.
+        assert_eq!(headers.len(), 2, "{headers:?}");
+        assert_eq!(headers[http::header::CONTENT_TYPE], "application/json");
+        let body = reply.clone().into_response::<Bytes>().into_body();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"], code);
+        assert_eq!(body["message"], reply.message());
     }
     // Another key under the same kid (webhook_signature_invalid): the same.
     let (signer, _) = seller();
@@ -194,5 +200,5 @@ async fn verification_failures_are_401_with_the_challenge_only() {
     let r = receiver(other, memory_idempotency());
     let (reply, headers) = answer(r.decide(request(&signer, "task_unknown").await).await);
     assert_eq!(reply.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(headers.len(), 1, "{headers:?}");
+    assert_eq!(headers.len(), 2, "{headers:?}");
 }
