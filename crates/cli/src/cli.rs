@@ -34,6 +34,9 @@ pub enum Command {
     /// Sign a webhook or request; prints `{"method","url","headers","body"}` for `adcp-sig verify --request`
     /// (`--count N`: N requests, one per line, for `verify-batch`).
     Sign(SignArgs),
+    /// Prove a subscriber controls its webhook URL: send a signed activation challenge and check the echo
+    /// (exit 0 activated, 1 not activated, 2 usage).
+    Activate(ActivateArgs),
     /// Discover an agent's signing keys; prints the per-step trace and the JWKS, or the spec error code.
     Resolve(crate::commands::resolve::ResolveArgs),
     /// Explain a verdict: the failing checklist step, what it expected and what it found (bases, digest, key).
@@ -210,12 +213,25 @@ pub enum KeyAlgArg {
     Es256,
 }
 
+/// The `adcp_use` a generated key is published with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeyPurposeArg {
+    /// `request-signing`: signs requests and webhooks (what AdCP 3.2 asks new signers to publish).
+    RequestSigning,
+    /// `webhook-signing`: deprecated, webhooks only; still accepted by every conformant webhook verifier.
+    WebhookSigning,
+}
+
 /// Arguments of `adcp-sig keygen`.
 #[derive(Debug, Args)]
 pub struct KeygenArgs {
     /// Key algorithm.
     #[arg(long, value_enum)]
     pub alg: KeyAlgArg,
+    /// The key's `adcp_use`. `webhook-signing` is deprecated (a note is
+    /// printed on stderr) but still accepted by webhook verifiers.
+    #[arg(long, value_enum, default_value = "request-signing")]
+    pub purpose: KeyPurposeArg,
     /// Key ID (`kid`), the `keyid` of every signature made with the key.
     #[arg(long)]
     pub kid: String,
@@ -287,4 +303,68 @@ pub struct SignArgs {
     /// (`forbidden` leaves content-digest out; the default covers it).
     #[arg(long, value_enum)]
     pub covers_content_digest: Option<CoverageArg>,
+}
+
+/// The delivery auth mode an activation challenge binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeliveryAuthArg {
+    /// RFC 9421 webhook profile (no `authentication` block; the default).
+    #[value(name = "rfc9421")]
+    Rfc9421,
+    /// Deprecated `Authorization: Bearer`.
+    #[value(name = "Bearer")]
+    Bearer,
+    /// Deprecated HMAC-SHA256 over the body.
+    #[value(name = "HMAC-SHA256")]
+    HmacSha256,
+}
+
+/// The `--scope` of an activation challenge without an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChallengeScopeArg {
+    /// Agent-level subscriber (`scope: "agent"`).
+    Agent,
+}
+
+/// Arguments of `adcp-sig activate`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["account_id", "scope"])))]
+pub struct ActivateArgs {
+    /// The subscriber's webhook URL (`notification_configs[].url`).
+    #[arg(long, value_name = "URL")]
+    pub url: String,
+    /// Private JWK file (with `d`) of the seller's webhook signing key.
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// The seller agent URL the challenge names (`seller_agent_url`), exactly as the buyer configured it.
+    #[arg(long, value_name = "URL")]
+    pub seller_agent_url: String,
+    /// The subscriber registration (`subscriber_id`).
+    #[arg(long, value_name = "ID")]
+    pub subscriber_id: String,
+    /// Account-level challenge for this seller account (`account_id`).
+    #[arg(long, value_name = "ID")]
+    pub account_id: Option<String>,
+    /// Agent-level challenge (`scope: "agent"`) instead of an account.
+    #[arg(long, value_enum)]
+    pub scope: Option<ChallengeScopeArg>,
+    /// Comma-separated event types; sent as a sorted, deduplicated set.
+    #[arg(long, value_name = "T1,T2", value_delimiter = ',', required = true)]
+    pub event_types: Vec<String>,
+    /// How later deliveries will authenticate (the challenge itself is always RFC 9421-signed).
+    #[arg(long, value_enum, default_value = "rfc9421")]
+    pub delivery_auth: DeliveryAuthArg,
+    /// File holding the legacy credential (Bearer / HMAC-SHA256 only): its
+    /// content minus one trailing newline. Only its SHA-256 fingerprint is sent.
+    #[arg(long, value_name = "FILE")]
+    pub credential_file: Option<PathBuf>,
+    /// Development only: allow plain `http://` and loopback targets (every other SSRF rule stays).
+    #[arg(long)]
+    pub allow_http: bool,
+    /// Seconds to wait for the answer (at most 60).
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    pub timeout: u64,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -9,10 +9,10 @@ async fn the_demo_library_reports_the_expected_counts() {
     let report = adcp_sig::demo::run_demo(false).await.unwrap();
     let table = report.render();
     assert!(report.passed(), "{table}");
-    assert_eq!(report.scenarios.len(), 9, "{table}");
-    assert_eq!(report.applied.len(), 3, "{table}");
-    assert_eq!(report.distinct_applied(), 3, "{table}");
-    assert_eq!(report.accepted, 3);
+    assert_eq!(report.scenarios.len(), 12, "{table}");
+    assert_eq!(report.applied.len(), 5, "{table}");
+    assert_eq!(report.distinct_applied(), 5, "{table}");
+    assert_eq!(report.accepted, 5);
     assert_eq!(report.duplicates, 1);
     assert_eq!(report.rejected, 4);
     assert_eq!(report.upstream_failures, 1);
@@ -33,6 +33,9 @@ async fn the_demo_library_reports_the_expected_counts() {
             (401, "webhook_signature_key_unknown"),
             (503, "upstream failed, claim released"),
             (200, "forwarded"),
+            (200, "challenge answered, not forwarded"),
+            (200, "forwarded"),
+            (200, "forwarded, marked as a re-emission"),
         ]
     );
 }
@@ -51,8 +54,8 @@ fn the_demo_binary_prints_the_table_and_exits_0() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("webhook_signature_digest_mismatch"), "{stdout}");
-    assert!(stdout.contains("upstream applied 3 events (3 distinct"), "{stdout}");
-    assert!(stdout.contains("all 9 scenarios had the expected outcome"), "{stdout}");
+    assert!(stdout.contains("upstream applied 5 events (5 distinct"), "{stdout}");
+    assert!(stdout.contains("all 12 scenarios had the expected outcome"), "{stdout}");
     // Piped: no progress bar drawn.
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains('['),
@@ -66,7 +69,7 @@ fn the_demo_binary_prints_the_table_and_exits_0() {
         .unwrap();
     assert_eq!(json.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(report["upstream_applied"], 3);
+    assert_eq!(report["upstream_applied"], 5);
     assert_eq!(report["duplicates"], 1);
     assert_eq!(report["passed"], true);
 }

@@ -386,10 +386,30 @@ async fn one_body_limit_governs_the_413_and_the_checklist() {
     assert_eq!(send(&handle, &signed, None).await, (200, None));
     assert_eq!(upstream.applied_keys(), ["evt_big_0000000001"]);
 
-    // Over the limit: 413 with its code, before anything else.
-    let huge = "y".repeat(limit + 1);
-    let (status, code) = send(&handle, &signed, Some(huge.into_bytes())).await;
-    assert_eq!((status, code), (413, None));
+    // Over the limit: 413 with its code from the declared length, before
+    // a byte of the body is read (raw TCP: a client still writing a body
+    // the server will never read may see the connection reset first).
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(handle.local_addr()).await.unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        common::PATH,
+        handle.local_addr(),
+        limit + 1
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    // Until the whole small answer is in (or the server closes).
+    while !String::from_utf8_lossy(&answer).contains("payload_too_large\"") {
+        match tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&chunk[..n]),
+            _ => break,
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains(r#""error":"payload_too_large""#), "{answer}");
     handle.shutdown().await.unwrap();
 }
 
@@ -487,5 +507,158 @@ async fn every_rejection_carries_its_code_in_one_body_shape() {
     assert!(response.headers().contains_key("retry-after"));
     let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
     assert_eq!(body["error"], "upstream_unavailable");
+    handle.shutdown().await.unwrap();
+}
+
+/// Posts raw `body` with `headers` to the gateway at `path`, as a proxy
+/// preserving `Host: buyer.example` would.
+async fn post_raw(
+    handle: &adcp_sig::gateway::GatewayHandle,
+    path: &str,
+    headers: &[(&str, String)],
+    body: Vec<u8>,
+) -> (u16, String) {
+    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let mut request = client
+        .post(format!("{}{path}", handle.base_url()))
+        .header("host", "buyer.example");
+    for (name, value) in headers {
+        request = request.header(*name, value.as_str());
+    }
+    let response = request.body(body).send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// Signs any JSON body (challenges have no idempotency key) for `url`.
+async fn sign_json(seller: &Seller, url: &str, body: &serde_json::Value) -> SignedRequest {
+    let body = adcp_sign::Body::from_json_bytes(body.to_string()).unwrap();
+    let request = adcp_sign::UnsignedRequest::new("POST", url)
+        .with_body(&body)
+        .with_content_type("application/json");
+    seller
+        .signer
+        .sign_with(&request, &adcp_sign::SignOptions::new())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_challenges_notifications_and_legacy_registrations() {
+    use sha2::Digest;
+    let dir = TempDir::new("subscriptions");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let secret = "a-legacy-hmac-secret-of-at-least-32-bytes!";
+    std::fs::write(dir.0.join("hmac.secret"), format!("{secret}\n")).unwrap();
+    let fingerprint: String = sha2::Sha256::digest(secret.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let registrations = serde_json::json!([
+        {"url": "https://buyer.example/hooks", "seller_agent_url": AGENT, "subscriber_id": "desk-1",
+         "account_id": "acct_1", "delivery_auth": {"mode": "rfc9421"},
+         "event_types": ["creative.status_changed"], "active": true},
+        {"url": "https://buyer.example/legacy", "seller_agent_url": AGENT, "subscriber_id": "desk-2",
+         "account_id": "acct_1", "delivery_auth": {"mode": "HMAC-SHA256", "credential_fingerprint": fingerprint},
+         "event_types": ["creative.status_changed"], "active": true, "credential_file": "hmac.secret"},
+    ]);
+    let path = dir.0.join("subscriptions.json");
+    std::fs::write(&path, registrations.to_string()).unwrap();
+    let loaded = adcp_sig::gateway::subscriptions::load(&path).unwrap();
+    let handle = gateway_with(seller.keys(), &dir, &upstream, |o| {
+        o.public_url = Some("https://buyer.example/".parse().unwrap());
+        o.subscriptions = Some(loaded);
+    })
+    .await;
+
+    // The gateway answers a challenge itself; nothing reaches the upstream.
+    let value = "k".repeat(43);
+    let challenge = |value: &str, subscriber: &str, auth: serde_json::Value| {
+        serde_json::json!({"type": "webhook.challenge", "challenge": value, "account_id": "acct_1",
+            "subscriber_id": subscriber, "seller_agent_url": AGENT, "delivery_auth": auth,
+            "event_types": ["creative.status_changed"]})
+    };
+    let signed = sign_json(
+        &seller,
+        "https://buyer.example/hooks",
+        &challenge(&value, "desk-1", serde_json::json!({"mode": "rfc9421"})),
+    )
+    .await;
+    let (status, _, body) = send_to(&handle, &signed).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+        serde_json::json!({"challenge": value})
+    );
+    assert!(upstream.applied_keys().is_empty());
+
+    // A notification: forwarded with its identity headers; a re-emission
+    // with the first delivery's key.
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../webhook/tests/fixtures/payloads/creative_status_changed.json"
+    );
+    let mut note: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    note["idempotency_key"] = serde_json::json!("note-key-000000000001");
+    note["notification_id"] = serde_json::json!("crv_1.review.1");
+    note["subscriber_id"] = serde_json::json!("desk-1");
+    let signed = sign_json(&seller, "https://buyer.example/hooks", &note).await;
+    assert_eq!(send_to(&handle, &signed).await.0, 200);
+    let mut again = note.clone();
+    again["idempotency_key"] = serde_json::json!("note-key-000000000002");
+    let signed = sign_json(&seller, "https://buyer.example/hooks", &again).await;
+    assert_eq!(send_to(&handle, &signed).await.0, 200);
+    {
+        let applied = upstream.seen.applied.lock().unwrap();
+        assert_eq!(applied.len(), 2);
+        assert_eq!(applied[0].0["x-adcp-notification-id"], "crv_1.review.1");
+        assert_eq!(applied[0].0["x-adcp-notification-type"], "creative.status_changed");
+        assert!(applied[0].0.get("x-adcp-reemission-of").is_none());
+        assert_eq!(applied[1].0["x-adcp-reemission-of"], "note-key-000000000001");
+    }
+    // Another subscriber's notification at this URL: 403, not forwarded.
+    let mut foreign = note.clone();
+    foreign["idempotency_key"] = serde_json::json!("note-key-000000000003");
+    foreign["subscriber_id"] = serde_json::json!("desk-9");
+    let signed = sign_json(&seller, "https://buyer.example/hooks", &foreign).await;
+    let (status, _, body) = send_to(&handle, &signed).await;
+    assert_eq!(
+        (
+            status,
+            serde_json::from_str::<serde_json::Value>(&body).unwrap()["error"].as_str()
+        ),
+        (403, Some("subscription_mismatch"))
+    );
+
+    // The legacy registration's URL: HMAC deliveries verify with its
+    // credential; its challenge is still RFC 9421-signed; an RFC 9421
+    // delivery there is a mode mismatch.
+    let mut legacy_note = note.clone();
+    legacy_note["idempotency_key"] = serde_json::json!("legacy-key-00000000001");
+    legacy_note["notification_id"] = serde_json::json!("crv_1.review.2");
+    legacy_note["subscriber_id"] = serde_json::json!("desk-2");
+    let body = adcp_sign::Body::from_json_bytes(legacy_note.to_string()).unwrap();
+    let hmac = adcp_sign::LegacyHmacSigner::new(secret.as_bytes())
+        .unwrap()
+        .sign(&body)
+        .unwrap();
+    let mut headers: Vec<(&str, String)> = hmac.headers().into_iter().collect();
+    headers.push(("content-type", "application/json".to_owned()));
+    let (status, text) = post_raw(&handle, "/legacy", &headers, body.as_bytes().to_vec()).await;
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(upstream.applied_keys().last().unwrap(), "legacy-key-00000000001");
+    let auth = serde_json::json!({"mode": "HMAC-SHA256", "credential_fingerprint": fingerprint});
+    let signed = sign_json(
+        &seller,
+        "https://buyer.example/legacy",
+        &challenge(&"L".repeat(40), "desk-2", auth),
+    )
+    .await;
+    assert_eq!(send_to(&handle, &signed).await.0, 200);
+    let mut signed_note = legacy_note.clone();
+    signed_note["idempotency_key"] = serde_json::json!("legacy-key-00000000002");
+    let signed = sign_json(&seller, "https://buyer.example/legacy", &signed_note).await;
+    let (status, code, _) = send_to(&handle, &signed).await;
+    assert_eq!((status, code.as_deref()), (401, Some("webhook_mode_mismatch")));
     handle.shutdown().await.unwrap();
 }

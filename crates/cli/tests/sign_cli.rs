@@ -475,3 +475,455 @@ fn keygen_writes_safe_files_and_prints_otherwise() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("key_id_invalid"));
 }
+
+#[test]
+fn keygen_purpose_sets_adcp_use_and_notes_the_deprecated_one() {
+    let dir = scratch();
+    // Default: request-signing, no note.
+    let out = adcp_sig(&["keygen", "--alg", "ed25519", "--kid", "kp-1"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out), "");
+    let lines: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[1]["keys"][0]["adcp_use"], "request-signing");
+
+    let out = adcp_sig(&[
+        "keygen",
+        "--alg",
+        "es256",
+        "--kid",
+        "kp-2",
+        "--purpose",
+        "request-signing",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out), "");
+
+    // webhook-signing: published as such (private JWK too, so `sign` and
+    // `activate` keep it), with a deprecation note on stderr.
+    let private = dir.join("wh.jwk");
+    let jwks = dir.join("wh.jwks.json");
+    let out = adcp_sig(&[
+        "keygen",
+        "--alg",
+        "ed25519",
+        "--kid",
+        "kp-3",
+        "--purpose",
+        "webhook-signing",
+        "--out-private",
+        path_str(&private),
+        "--out-jwks",
+        path_str(&jwks),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let note = stderr(&out);
+    assert!(
+        note.contains("deprecated") && note.contains("must still accept"),
+        "{note}"
+    );
+    let set: Value = serde_json::from_str(&std::fs::read_to_string(&jwks).unwrap()).unwrap();
+    assert_eq!(set["keys"][0]["adcp_use"], "webhook-signing");
+    let private_json: Value = serde_json::from_str(&std::fs::read_to_string(&private).unwrap()).unwrap();
+    assert_eq!(private_json["adcp_use"], "webhook-signing");
+
+    // It still signs webhooks, and the webhook verifier accepts it; request
+    // signing refuses it.
+    let body = r#"{"idempotency_key":"whk_purpose_0001","task_id":"t1","status":"completed"}"#;
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "webhook",
+        "--url",
+        "https://buyer.example/hook",
+        "--body",
+        body,
+        "--key",
+        path_str(&private),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let request = dir.join("wh-request.json");
+    std::fs::write(&request, stdout(&out)).unwrap();
+    let out = adcp_sig(&[
+        "verify",
+        "--profile",
+        "webhook",
+        "--request",
+        path_str(&request),
+        "--jwks",
+        path_str(&jwks),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let out = adcp_sig(&[
+        "sign",
+        "--profile",
+        "request",
+        "--url",
+        "https://seller.example/adcp",
+        "--body",
+        "{}",
+        "--key",
+        path_str(&private),
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+
+    let out = adcp_sig(&[
+        "keygen",
+        "--alg",
+        "ed25519",
+        "--kid",
+        "kp-4",
+        "--purpose",
+        "governance-signing",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+// ------------------------------------------------------------- activate
+
+/// A loopback receiver for `adcp-sig activate`, on its own runtime (the
+/// test thread blocks on the child process). `reply` maps the challenge
+/// value to the status and body returned; every request body is kept.
+struct ChallengeReceiver {
+    addr: std::net::SocketAddr,
+    bodies: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl ChallengeReceiver {
+    fn start(reply: fn(&str) -> (u16, String)) -> Self {
+        use axum::http::{header, StatusCode};
+        use axum::response::IntoResponse;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::clone(&bodies);
+        let app = axum::Router::new().fallback(axum::routing::post(move |body: axum::body::Bytes| {
+            let seen = std::sync::Arc::clone(&seen);
+            async move {
+                let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let (status, text) = reply(value["challenge"].as_str().unwrap_or_default());
+                seen.lock().unwrap().push(value);
+                (
+                    StatusCode::from_u16(status).unwrap(),
+                    [(header::CONTENT_TYPE, "application/json")],
+                    text,
+                )
+                    .into_response()
+            }
+        }));
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self {
+            addr,
+            bodies,
+            _runtime: runtime,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/webhooks/adcp", self.addr)
+    }
+
+    fn received(&self) -> Vec<Value> {
+        self.bodies.lock().unwrap().clone()
+    }
+}
+
+fn echo_challenge(v: &str) -> (u16, String) {
+    (200, serde_json::json!({ "challenge": v }).to_string())
+}
+
+/// `adcp-sig activate` with the common flags, then `extra`.
+fn activate(url: &str, key: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "activate",
+        "--url",
+        url,
+        "--key",
+        path_str(key),
+        "--seller-agent-url",
+        "https://seller.example/adcp",
+        "--subscriber-id",
+        "buyer-primary",
+    ];
+    args.extend_from_slice(extra);
+    adcp_sig(&args)
+}
+
+fn json_out(out: &Output) -> Value {
+    serde_json::from_str(stdout(out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
+}
+
+#[test]
+fn activate_exit_codes_and_json() {
+    let dir = scratch();
+    let (key, _) = keygen(&dir, "ed25519", "activate-1");
+    let good = ChallengeReceiver::start(echo_challenge);
+    let account = [
+        "--account-id",
+        "acct_123",
+        "--event-types",
+        "creative.status_changed,creative.purged,creative.status_changed",
+        "--allow-http",
+    ];
+
+    // Activated: exit 0, one human line.
+    let out = activate(&good.url(), &key, &account);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("activated:"), "{text}");
+
+    // --json: outcome, status and the challenge sent, which is what the
+    // receiver got.
+    let mut with_json = account.to_vec();
+    with_json.push("--json");
+    let out = activate(&good.url(), &key, &with_json);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_out(&out);
+    assert_eq!(report["outcome"], "activated");
+    assert_eq!(report["activated"], true);
+    assert_eq!(report["status"], 200);
+    let challenge = &report["challenge"];
+    assert_eq!(challenge["type"], "webhook.challenge");
+    assert_eq!(challenge["account_id"], "acct_123");
+    assert_eq!(challenge["subscriber_id"], "buyer-primary");
+    assert_eq!(challenge["seller_agent_url"], "https://seller.example/adcp");
+    assert_eq!(challenge["delivery_auth"], serde_json::json!({"mode": "rfc9421"}));
+    assert_eq!(
+        challenge["event_types"],
+        serde_json::json!(["creative.purged", "creative.status_changed"])
+    );
+    let received = good.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(&received[1], challenge);
+    assert_ne!(
+        received[0]["challenge"], received[1]["challenge"],
+        "fresh value per run"
+    );
+
+    // Agent level.
+    let out = activate(
+        &good.url(),
+        &key,
+        &[
+            "--scope",
+            "agent",
+            "--event-types",
+            "capabilities.changed",
+            "--allow-http",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_out(&out);
+    assert_eq!(report["challenge"]["scope"], "agent");
+    assert!(report["challenge"].get("account_id").is_none());
+
+    // Not activated: a wrong echo is exit 1 with its reason.
+    let wrong = ChallengeReceiver::start(|_| (200, serde_json::json!({"token": "x".repeat(43)}).to_string()));
+    let out = activate(&wrong.url(), &key, &with_json);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json_out(&out);
+    assert_eq!(report["outcome"], "wrong_echo");
+    assert_eq!(report["reason"], "challenge_response_mismatch");
+    assert_eq!(report["status"], 200);
+    let out = activate(&wrong.url(), &key, &account);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).starts_with("not activated:"), "{}", stdout(&out));
+
+    // A refusal status.
+    let refused = ChallengeReceiver::start(|_| (403, "{}".to_owned()));
+    let out = activate(&refused.url(), &key, &with_json);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json_out(&out)["outcome"], "refused");
+    assert_eq!(json_out(&out)["status"], 403);
+
+    // Without --allow-http the loopback http URL is refused before sending.
+    let before = good.received().len();
+    let out = activate(
+        &good.url(),
+        &key,
+        &["--account-id", "acct_123", "--event-types", "creative.purged", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = json_out(&out);
+    assert_eq!(report["outcome"], "ssrf_refused");
+    assert_eq!(report["challenge"], Value::Null);
+    let out = activate(
+        "https://10.0.0.1/hook",
+        &key,
+        &[
+            "--account-id",
+            "acct_123",
+            "--event-types",
+            "creative.purged",
+            "--allow-http",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(good.received().len(), before);
+
+    // Usage (exit 2): a non-agent type in an agent challenge, both or
+    // neither of --account-id / --scope, no event types, a bad key.
+    for extra in [
+        &[
+            "--scope",
+            "agent",
+            "--event-types",
+            "capabilities.changed,creative.purged",
+            "--allow-http",
+        ][..],
+        &[
+            "--account-id",
+            "a",
+            "--event-types",
+            "capabilities.changed",
+            "--allow-http",
+        ][..],
+        &[
+            "--account-id",
+            "a",
+            "--scope",
+            "agent",
+            "--event-types",
+            "capabilities.changed",
+        ][..],
+        &["--event-types", "capabilities.changed"][..],
+        &["--scope", "agent", "--allow-http"][..],
+        &[
+            "--scope",
+            "agent",
+            "--event-types",
+            "capabilities.changed",
+            "--timeout",
+            "0",
+        ][..],
+    ] {
+        let out = activate(&good.url(), &key, extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+    }
+    let out = activate(
+        &good.url(),
+        &key,
+        &[
+            "--scope",
+            "agent",
+            "--event-types",
+            "creative.purged",
+            "--allow-http",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json_out(&out)["error"], "event_type_not_allowed");
+    let out = activate(
+        &good.url(),
+        &dir.join("missing.jwk"),
+        &[
+            "--scope",
+            "agent",
+            "--event-types",
+            "capabilities.changed",
+            "--allow-http",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(good.received().len(), before, "nothing sent on a usage error");
+}
+
+#[test]
+fn activate_legacy_credentials_are_fingerprinted_never_printed() {
+    let dir = scratch();
+    let (key, _) = keygen(&dir, "es256", "activate-2");
+    let good = ChallengeReceiver::start(echo_challenge);
+    let bearer = "bearer-token-for-the-cli-test-0123456789";
+    // SHA-256 of the exact strings (computed outside the SDK).
+    let bearer_fp = "2ed3e20da3543885f41480e17530e60fcce30610bbc006a03befb66314d996e8";
+    let bearer_nl_fp = "86edf6f7ee510ed6e80040ead4b5c419627768cd96ee7d0dabe8e9fa03b3ff34";
+    let hmac = "hmac-secret-for-the-cli-test-0123456789ab";
+    let hmac_fp = "71e40a78eb68a6e8b3ce7e34b53480d0369e27302ff84e2a8734cb1dc8adc32e";
+    let cases = [
+        ("Bearer", format!("{bearer}\n"), bearer_fp),
+        ("Bearer", format!("{bearer}\r\n"), bearer_fp),
+        ("Bearer", bearer.to_owned(), bearer_fp),
+        // Only one trailing newline is removed.
+        ("Bearer", format!("{bearer}\n\n"), bearer_nl_fp),
+        ("HMAC-SHA256", format!("{hmac}\n"), hmac_fp),
+    ];
+    for (i, (mode, content, fingerprint)) in cases.iter().enumerate() {
+        let file = dir.join(format!("credential-{i}"));
+        std::fs::write(&file, content).unwrap();
+        let out = activate(
+            &good.url(),
+            &key,
+            &[
+                "--account-id",
+                "acct_9",
+                "--event-types",
+                "creative.purged",
+                "--delivery-auth",
+                mode,
+                "--credential-file",
+                path_str(&file),
+                "--allow-http",
+                "--json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{mode} {i}: {}", stderr(&out));
+        let report = json_out(&out);
+        assert_eq!(
+            report["challenge"]["delivery_auth"],
+            serde_json::json!({"mode": mode, "credential_fingerprint": fingerprint}),
+            "{mode} {i}"
+        );
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(
+            !all.contains(bearer) && !all.contains(hmac),
+            "credential printed: {all}"
+        );
+        let received = good.received();
+        let last = received.last().unwrap().to_string();
+        assert!(!last.contains(bearer) && !last.contains(hmac), "credential sent");
+    }
+
+    // --credential-file rules: required for legacy modes, refused for
+    // rfc9421, must be readable and non-empty.
+    let file = dir.join("credential-0");
+    let empty = dir.join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let common = [
+        "--account-id",
+        "acct_9",
+        "--event-types",
+        "creative.purged",
+        "--allow-http",
+    ];
+    for extra in [
+        vec!["--delivery-auth", "Bearer"],
+        vec!["--delivery-auth", "HMAC-SHA256"],
+        vec!["--delivery-auth", "rfc9421", "--credential-file", path_str(&file)],
+        vec!["--credential-file", path_str(&file)],
+        vec!["--delivery-auth", "Bearer", "--credential-file", path_str(&empty)],
+        vec![
+            "--delivery-auth",
+            "Bearer",
+            "--credential-file",
+            "/nonexistent/credential",
+        ],
+        vec!["--delivery-auth", "bearer", "--credential-file", path_str(&file)],
+    ] {
+        let mut args = common.to_vec();
+        args.extend(extra.iter().copied());
+        let out = activate(&good.url(), &key, &args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!all.contains(bearer), "credential printed: {all}");
+    }
+}

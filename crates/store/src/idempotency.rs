@@ -45,6 +45,21 @@
 //!   sender; at the cap, new keys answer [`ClaimOutcome::SenderCapReached`]
 //!   (respond `429`). Live records are never evicted.
 //!
+//! # Notification identity
+//!
+//! AdCP 3.2 state-shaped notifications also carry a `notification_id`,
+//! stable across re-emissions of one logical notification under fresh
+//! `idempotency_key`s (`webhooks.mdx`, "At-least-once delivery"). The
+//! stores keep, per `(sender, notification_id)`, the **first**
+//! `idempotency_key` completed with it
+//! ([`IdempotencyStore::complete_with_notification`], read back with
+//! [`IdempotencyStore::notification_origin`]): a delivery whose
+//! notification already has another origin is a re-emission, not a
+//! transport retry. The record is written in the same atomic step as the
+//! completion (a released or fenced-off claim records nothing), lives
+//! [`IdempotencyConfig::window_secs`] after its latest completion (like a
+//! dedup record), keeps its first key while live, and counts toward no cap.
+//!
 //! # Fail closed
 //!
 //! When the backend cannot answer (unreachable, timed out, disk full) every
@@ -52,6 +67,7 @@
 //! (respond `503`). A store never reports an event as new or as a duplicate by
 //! guess.
 
+use crate::notification::{self, MemoryNotifications};
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::fmt;
@@ -281,7 +297,21 @@ pub enum IdempotencyError {
     /// The fingerprint is longer than [`Fingerprint::MAX_LEN`].
     #[error("payload fingerprint longer than {} bytes", Fingerprint::MAX_LEN)]
     FingerprintTooLong,
+    /// The `notification_id` is longer than [`MAX_NOTIFICATION_ID_LEN`]:
+    /// refused rather than stored (or truncated into another id's record).
+    /// Nothing was written; the claim is still held.
+    #[error("notification_id longer than {MAX_NOTIFICATION_ID_LEN} bytes")]
+    NotificationIdTooLong,
+    /// The store does not implement the named operation (an
+    /// [`IdempotencyStore`] written before it existed). Not retryable: the
+    /// deployment needs a store that does, and guessing would hide it.
+    #[error("idempotency store does not support {0}")]
+    Unsupported(&'static str),
 }
+
+/// The longest `notification_id` a store records, in bytes (the schema's
+/// bound; the receiver checks the id's pattern before).
+pub const MAX_NOTIFICATION_ID_LEN: usize = 255;
 
 impl IdempotencyError {
     /// Whether the caller should answer with a retryable status (`503`).
@@ -332,6 +362,48 @@ pub trait IdempotencyStore: Send + Sync {
     /// token was fenced off; completing twice with the owning token is a no-op.
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError>;
 
+    /// [`complete`](Self::complete), and with `Some(notification_id)` in
+    /// the same atomic step (one transaction, one script) the notification
+    /// record `(sender, notification_id) → key.idempotency_key`, inserted
+    /// only if no live record holds another key (a re-emission keeps the
+    /// first key and extends the record to `now + window`). A fenced-off
+    /// token records nothing; completing again with the owning token
+    /// records (it is idempotent). `None` is exactly `complete`.
+    ///
+    /// Fails with [`IdempotencyError::NotificationIdTooLong`] before any
+    /// write when the id exceeds [`MAX_NOTIFICATION_ID_LEN`]. The default
+    /// implementation, for stores written before notification records,
+    /// completes `None` and refuses `Some` with
+    /// [`IdempotencyError::Unsupported`] (it cannot be atomic).
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        match notification_id {
+            None => self.complete(key, token, now).await,
+            Some(_) => Err(IdempotencyError::Unsupported("notification records")),
+        }
+    }
+
+    /// The first `idempotency_key` completed with `notification_id` from
+    /// `sender`, if its record is live at `now`; `None` when the
+    /// notification is unknown or its record expired. Fails with
+    /// [`IdempotencyError::NotificationIdTooLong`] for an id no store could
+    /// hold, and (default implementation) with
+    /// [`IdempotencyError::Unsupported`]: never a guessed `None`.
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        let _ = (sender, notification_id, now);
+        Err(IdempotencyError::Unsupported("notification records"))
+    }
+
     /// Gives up the claim `token` (side effects were not applied), so that
     /// the sender's next retry can claim at once. Fails with
     /// [`IdempotencyError::NotOwner`] when the token was fenced off or the
@@ -366,6 +438,27 @@ impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
         (**self).complete(key, token, now).await
+    }
+
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        (**self)
+            .complete_with_notification(key, token, notification_id, now)
+            .await
+    }
+
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        (**self).notification_origin(sender, notification_id, now).await
     }
 
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
@@ -527,6 +620,8 @@ struct MemoryState {
     writes_since_sweep: usize,
     /// Records held, live or expired-but-unswept.
     held: usize,
+    /// Notification records, swept with the dedup records.
+    notifications: MemoryNotifications,
 }
 
 impl MemoryState {
@@ -566,6 +661,7 @@ impl MemoryState {
             return;
         }
         self.writes_since_sweep = 0;
+        self.notifications.sweep(now);
         let mut held = 0;
         self.senders.retain(|_, records| {
             records.retain(|_, r| r.expires_at >= now);
@@ -694,6 +790,20 @@ impl IdempotencyStore for MemoryIdempotencyStore {
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        self.complete_with_notification(key, token, None, now).await
+    }
+
+    /// Under the one lock, so no reader sees the completion without its
+    /// notification record.
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        notification::check_optional(notification_id)?;
+        let until = now.saturating_add(self.config.window_secs);
         let mut state = self.lock()?;
         let Some(record) = state.live_mut(key, now) else {
             return Err(IdempotencyError::NotOwner);
@@ -704,12 +814,27 @@ impl IdempotencyStore for MemoryIdempotencyStore {
                     token,
                     completed_at: now,
                 };
-                record.expires_at = record.expires_at.max(now.saturating_add(self.config.window_secs));
-                Ok(())
+                record.expires_at = record.expires_at.max(until);
             }
-            RecordState::Completed { token: held, .. } if held == token => Ok(()),
-            _ => Err(IdempotencyError::NotOwner),
+            RecordState::Completed { token: held, .. } if held == token => {}
+            _ => return Err(IdempotencyError::NotOwner),
         }
+        if let Some(notification_id) = notification_id {
+            state
+                .notifications
+                .record(key.sender, notification_id, key.idempotency_key, until, now);
+        }
+        Ok(())
+    }
+
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        notification::check(notification_id)?;
+        Ok(self.lock()?.notifications.origin(sender, notification_id, now))
     }
 
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
@@ -740,7 +865,9 @@ impl IdempotencyStore for MemoryIdempotencyStore {
 /// Maps several sender identities of one logical seller to one keyspace
 /// (for example its legacy HMAC credential binding and its RFC 9421 agent
 /// URL during a migration), so that a duplicate across schemes still
-/// dedupes. Identities without an alias pass through unchanged.
+/// dedupes, and a re-emission across schemes is still recognized (the
+/// notification records share the keyspace too). Identities without an
+/// alias pass through unchanged.
 ///
 /// ```
 /// use adcp_store::idempotency::{
@@ -829,6 +956,29 @@ impl<S: IdempotencyStore> IdempotencyStore for SenderAliases<S> {
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
         self.inner.complete(self.map(key), token, now).await
+    }
+
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        self.inner
+            .complete_with_notification(self.map(key), token, notification_id, now)
+            .await
+    }
+
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        self.inner
+            .notification_origin(self.keyspace(sender), notification_id, now)
+            .await
     }
 
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {

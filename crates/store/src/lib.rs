@@ -64,6 +64,7 @@
 
 pub mod idempotency;
 pub mod memory;
+mod notification;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]

@@ -99,6 +99,27 @@ impl IdempotencyStore for MemoryStore {
         self.idempotency.complete(key, token, now).await
     }
 
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        self.idempotency
+            .complete_with_notification(key, token, notification_id, now)
+            .await
+    }
+
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        self.idempotency.notification_origin(sender, notification_id, now).await
+    }
+
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
         self.idempotency.release(key, token, now).await
     }

@@ -7,7 +7,9 @@
 //! replication, also on a standby). The store creates its schema and tables
 //! at connection time ([`PostgresOptions::schema`], migrations are
 //! idempotent `CREATE … IF NOT EXISTS` / `ADD COLUMN IF NOT EXISTS`, run as
-//! one transaction under an advisory lock so concurrent connects serialize).
+//! one transaction under an advisory lock so concurrent connects serialize;
+//! a schema created before notification records gains their table,
+//! `idempotency_notifications`, at the next connect).
 //!
 //! Replay rows are unique on `(keyid, scope, nonce)` and carry the signer's
 //! agent (`agented`, `agent`) only to be counted per `(agent, keyid)` for
@@ -111,6 +113,9 @@ struct Sql {
     sender_len: String,
     purge_replay: String,
     purge_idem: String,
+    note_record: String,
+    note_origin: String,
+    purge_notes: String,
 }
 
 impl Sql {
@@ -181,7 +186,11 @@ BEGIN
     RETURN NULL;
 END $$;
 CREATE OR REPLACE TRIGGER idempotency_count AFTER INSERT OR DELETE ON {s}.idempotency
-    FOR EACH ROW EXECUTE FUNCTION {s}.idempotency_count();"
+    FOR EACH ROW EXECUTE FUNCTION {s}.idempotency_count();
+CREATE TABLE IF NOT EXISTS {s}.idempotency_notifications (
+    sender TEXT NOT NULL, notification_id TEXT NOT NULL, key TEXT NOT NULL, expires_at BIGINT NOT NULL,
+    PRIMARY KEY (sender, notification_id));
+CREATE INDEX IF NOT EXISTS idempotency_notifications_expires ON {s}.idempotency_notifications (expires_at);"
         );
         let record_cols = "fingerprint, completed, token, attempt, lease_expires_at, completed_at, created_at, \
                            expires_at";
@@ -229,6 +238,19 @@ CREATE OR REPLACE TRIGGER idempotency_count AFTER INSERT OR DELETE ON {s}.idempo
             sender_len: format!("SELECT COUNT(*) FROM {s}.idempotency WHERE sender = $1 AND expires_at >= $2"),
             purge_replay: format!("DELETE FROM {s}.replay WHERE expires_at < $1"),
             purge_idem: format!("DELETE FROM {s}.idempotency WHERE expires_at < $1"),
+            // A live record keeps its first key and only grows its expiry;
+            // an expired one is replaced whole (SET reads the old row).
+            note_record: format!(
+                "INSERT INTO {s}.idempotency_notifications AS n (sender, notification_id, key, expires_at) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (sender, notification_id) DO UPDATE SET \
+                 key = CASE WHEN n.expires_at < $5 THEN EXCLUDED.key ELSE n.key END, \
+                 expires_at = GREATEST(n.expires_at, EXCLUDED.expires_at)"
+            ),
+            note_origin: format!(
+                "SELECT key FROM {s}.idempotency_notifications WHERE sender = $1 AND notification_id = $2 \
+                 AND expires_at >= $3"
+            ),
+            purge_notes: format!("DELETE FROM {s}.idempotency_notifications WHERE expires_at < $1"),
         }
     }
 }
@@ -286,9 +308,10 @@ impl PostgresStore {
             .map_err(StoreError)
     }
 
-    /// Deletes every replay entry and idempotency record expired at `now`;
-    /// returns how many rows were removed. Run it from a timer (writes only
-    /// expire the rows they touch).
+    /// Deletes every replay entry, idempotency record and notification
+    /// record expired at `now`; returns how many rows were removed. Run it
+    /// from a timer (writes only expire the rows they touch, and nothing
+    /// but this deletes expired notification records).
     pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         self.with_client(move |client, sql| {
             Box::pin(async move {
@@ -297,7 +320,8 @@ impl PostgresStore {
                 let replay = tx.execute(&sql.purge_replay, &[&now]).await.map_err(pg)?;
                 tx.commit().await.map_err(pg)?;
                 let idem = client.execute(&sql.purge_idem, &[&now]).await.map_err(pg)?;
-                Ok(replay + idem)
+                let notes = client.execute(&sql.purge_notes, &[&now]).await.map_err(pg)?;
+                Ok(replay + idem + notes)
             })
         })
         .await
@@ -482,6 +506,51 @@ async fn live_record(
         .map_err(pg)
 }
 
+/// One completion: `token` completes `sender`'s `idem_key` at `now`,
+/// keeping the record until at least `until`, and records
+/// `notification_id` when given.
+struct Completion {
+    sender: String,
+    idem_key: String,
+    token: ClaimToken,
+    notification_id: Option<String>,
+    now: i64,
+    until: i64,
+}
+
+impl Completion {
+    /// Applies the completion through a client or a transaction; returns
+    /// whether the token owns the (now completed) record. The notification
+    /// record is written only for an owner.
+    async fn apply(&self, client: &impl GenericClient, sql: &Sql) -> Result<bool, String> {
+        let Self {
+            sender,
+            idem_key,
+            token,
+            now,
+            until,
+            ..
+        } = self;
+        let updated = client
+            .execute(&sql.idem_complete, &[sender, idem_key, &token.0, now, until])
+            .await
+            .map_err(pg)?;
+        let owned = updated == 1
+            || client
+                .query_opt(&sql.idem_completed_by, &[sender, idem_key, &token.0, now])
+                .await
+                .map_err(pg)?
+                .is_some();
+        if let (true, Some(notification_id)) = (owned, &self.notification_id) {
+            client
+                .execute(&sql.note_record, &[sender, notification_id, idem_key, until, now])
+                .await
+                .map_err(pg)?;
+        }
+        Ok(owned)
+    }
+}
+
 #[async_trait]
 impl IdempotencyStore for PostgresStore {
     fn config(&self) -> IdempotencyConfig {
@@ -568,23 +637,38 @@ impl IdempotencyStore for PostgresStore {
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
-        let (sender, idem_key) = (key.sender.to_owned(), key.idempotency_key.to_owned());
-        let until = now.saturating_add(self.options.idempotency.window_secs);
+        self.complete_with_notification(key, token, None, now).await
+    }
+
+    /// Without a notification: the completion alone (one statement, plus a
+    /// read when it was already completed). With one: the completion and
+    /// the record in one transaction.
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        crate::notification::check_optional(notification_id)?;
+        let completion = Completion {
+            sender: key.sender.to_owned(),
+            idem_key: key.idempotency_key.to_owned(),
+            token,
+            notification_id: notification_id.map(str::to_owned),
+            now,
+            until: now.saturating_add(self.options.idempotency.window_secs),
+        };
         let owned = self
             .with_client(move |client, sql| {
                 Box::pin(async move {
-                    let updated = client
-                        .execute(&sql.idem_complete, &[&sender, &idem_key, &token.0, &now, &until])
-                        .await
-                        .map_err(pg)?;
-                    if updated == 1 {
-                        return Ok(true);
+                    if completion.notification_id.is_none() {
+                        return completion.apply(&*client, sql).await;
                     }
-                    let done = client
-                        .query_opt(&sql.idem_completed_by, &[&sender, &idem_key, &token.0, &now])
-                        .await
-                        .map_err(pg)?;
-                    Ok(done.is_some())
+                    let tx = client.transaction().await.map_err(pg)?;
+                    let owned = completion.apply(&tx, sql).await?;
+                    tx.commit().await.map_err(pg)?;
+                    Ok(owned)
                 })
             })
             .await
@@ -594,6 +678,29 @@ impl IdempotencyStore for PostgresStore {
         } else {
             Err(IdempotencyError::NotOwner)
         }
+    }
+
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        crate::notification::check(notification_id)?;
+        let (sender, notification_id) = (sender.to_owned(), notification_id.to_owned());
+        self.with_client(move |client, sql| {
+            Box::pin(async move {
+                client
+                    .query_opt(&sql.note_origin, &[&sender, &notification_id, &now])
+                    .await
+                    .map_err(pg)?
+                    .map(|row| row.try_get(0))
+                    .transpose()
+                    .map_err(pg)
+            })
+        })
+        .await
+        .map_err(IdempotencyError::Unavailable)
     }
 
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {

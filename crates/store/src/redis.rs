@@ -17,6 +17,7 @@
 //! | `P:replay:shards` | string | the shard count every store on this prefix must use |
 //! | `P:idem:{s hex(sender)}:k:hex(key)` | hash | one idempotency record |
 //! | `P:idem:{s hex(sender)}:z` | sorted set | the sender's keys, scored by `expires_at` |
+//! | `P:idem:{s hex(sender)}:n:hex(notification_id)` | hash | one notification record: the first key (`key`) and `exp` |
 //!
 //! `ID` is `u` followed by hex(nonce) for an unscoped entry, and `s`,
 //! hex(scope), `.` and hex(nonce) for a scoped one. `s hex(sender)` is the
@@ -42,8 +43,8 @@
 //! on one slot, as Redis Cluster requires (it refuses a script whose keys
 //! span slots with `CROSSSLOT`): the insert-with-cap touches the entry, the
 //! keyid's set and its shard's aggregate set, all tagged `{rS}`; a claim,
-//! completion or release touches the record and the sender's set, both
-//! tagged `{s hex(sender)}`. Idempotency records spread over the cluster by
+//! completion or release touches the record and the sender's set (and a
+//! completion its notification record), all tagged `{s hex(sender)}`. Idempotency records spread over the cluster by
 //! sender; replay entries spread over [`RedisOptions::replay_shards`] slots.
 //!
 //! The aggregate cap needs every entry of a shard in one slot, so with `N`
@@ -270,21 +271,37 @@ expire_at(KEYS[2], until_, true)
 return {0, 1, 1, lease}
 ";
 
-/// KEYS: record, sender set (one hash tag). ARGV: grace, now, token, window
-/// secs, member. Returns 1 owned (completed now or before by this token),
-/// 0 not owner.
+/// KEYS: record, sender set, and optionally the notification record (one
+/// hash tag). ARGV: grace, now, token, window secs, member, idempotency
+/// key. Returns 1 owned (completed now or before by this token), 0 not
+/// owner; only an owner writes the notification record.
 const COMPLETE: &str = r"
 local r = redis.call('HMGET', KEYS[1], 'st', 'tok', 'exp')
 if not r[3] or tonumber(r[3]) < now then return 0 end
 if tonumber(r[2]) ~= tonumber(ARGV[3]) then return 0 end
-if r[1] == '1' then return 1 end
-local exp = tonumber(r[3])
 local until_ = now + tonumber(ARGV[4])
-if until_ > exp then exp = until_ end
-redis.call('HSET', KEYS[1], 'st', 1, 'cat', now, 'exp', exp)
-expire_at(KEYS[1], exp, false)
-redis.call('ZADD', KEYS[2], exp, ARGV[5])
-expire_at(KEYS[2], exp, true)
+if r[1] ~= '1' then
+  local exp = tonumber(r[3])
+  if until_ > exp then exp = until_ end
+  redis.call('HSET', KEYS[1], 'st', 1, 'cat', now, 'exp', exp)
+  expire_at(KEYS[1], exp, false)
+  redis.call('ZADD', KEYS[2], exp, ARGV[5])
+  expire_at(KEYS[2], exp, true)
+end
+if KEYS[3] then
+  -- A live notification record keeps its first key and only grows its
+  -- expiry; an absent or expired one is written whole.
+  local n = redis.call('HMGET', KEYS[3], 'key', 'exp')
+  if n[1] and n[2] and tonumber(n[2]) >= now then
+    if until_ > tonumber(n[2]) then
+      redis.call('HSET', KEYS[3], 'exp', until_)
+      expire_at(KEYS[3], until_, false)
+    end
+  else
+    redis.call('HSET', KEYS[3], 'key', ARGV[6], 'exp', until_)
+    expire_at(KEYS[3], until_, false)
+  end
+end
 return 1
 ";
 
@@ -485,6 +502,17 @@ impl Layout {
 
     fn sender_set(&self, sender: &str) -> String {
         format!("{}:idem:{{s{}}}:z", self.prefix, hex(sender.as_bytes()))
+    }
+
+    /// The notification record: in the sender's hash tag, so that the
+    /// completion script writing it touches one slot.
+    fn notification(&self, sender: &str, notification_id: &str) -> String {
+        format!(
+            "{}:idem:{{s{}}}:n:{}",
+            self.prefix,
+            hex(sender.as_bytes()),
+            hex(notification_id.as_bytes())
+        )
     }
 
     fn idem(&self, key: SenderKey<'_>) -> IdemKeys {
@@ -1002,16 +1030,32 @@ impl IdempotencyStore for RedisStore {
         results
     }
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        self.complete_with_notification(key, token, None, now).await
+    }
+
+    /// One script: the completion and the notification record, in the
+    /// sender's slot.
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        crate::notification::check_optional(notification_id)?;
         let keys = self.layout.idem(key);
         let mut invocation = self.scripts.complete.prepare_invoke();
+        invocation.key(keys.record).key(keys.sender_set);
+        if let Some(notification_id) = notification_id {
+            invocation.key(self.layout.notification(key.sender, notification_id));
+        }
         invocation
-            .key(keys.record)
-            .key(keys.sender_set)
             .arg(self.grace())
             .arg(now)
             .arg(token.0)
             .arg(self.options.idempotency.window_secs)
-            .arg(keys.member);
+            .arg(keys.member)
+            .arg(key.idempotency_key);
         let owned: i64 = self
             .run(|mut c| async move { invocation.invoke_async(&mut c).await })
             .await
@@ -1020,6 +1064,35 @@ impl IdempotencyStore for RedisStore {
             Ok(())
         } else {
             Err(IdempotencyError::NotOwner)
+        }
+    }
+
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        crate::notification::check(notification_id)?;
+        let record = self.layout.notification(sender, notification_id);
+        let fields: (Option<String>, Option<i64>) = self
+            .run(move |mut c| async move {
+                redis::cmd("HMGET")
+                    .arg(record)
+                    .arg(&["key", "exp"])
+                    .query_async(&mut c)
+                    .await
+            })
+            .await
+            .map_err(IdempotencyError::Unavailable)?;
+        match fields {
+            (None, None) => Ok(None),
+            (Some(first), Some(expires_at)) => Ok((expires_at >= now).then_some(first)),
+            // The script writes both fields at once: a half record was not
+            // written by this store, so it is not trusted as "unknown".
+            _ => Err(IdempotencyError::Unavailable(
+                "redis: malformed notification record".to_owned(),
+            )),
         }
     }
 
@@ -1257,8 +1330,16 @@ mod tests {
                     sender,
                     idempotency_key: key,
                 });
-                // claim, complete and release all take KEYS = [record, sender set].
-                assert_one_slot(&[&keys.record, &keys.sender_set, &layout.sender_set(sender)]);
+                // claim, complete and release all take KEYS = [record, sender
+                // set]; a completion may add its notification record.
+                for notification_id in ["ntf_01HW9D3H8F", "", "{n}", "}"] {
+                    assert_one_slot(&[
+                        &keys.record,
+                        &keys.sender_set,
+                        &layout.sender_set(sender),
+                        &layout.notification(sender, notification_id),
+                    ]);
+                }
             }
         }
         // Different senders spread over slots.
@@ -1320,5 +1401,6 @@ mod tests {
         });
         assert_eq!(idem.record, "adcp:idem:{s7d}:k:7b");
         assert_eq!(idem.sender_set, "adcp:idem:{s7d}:z");
+        assert_eq!(layout.notification("}", "{:"), "adcp:idem:{s7d}:n:7b3a");
     }
 }

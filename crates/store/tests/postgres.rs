@@ -181,6 +181,56 @@ async fn a_per_keyid_schema_is_migrated_keeping_its_entries() {
     store.drop_schema().await.unwrap();
 }
 
+#[tokio::test]
+async fn a_schema_without_notification_records_gains_them_at_connect() {
+    let schema = unique_schema();
+    let options = PostgresOptions {
+        schema: schema.clone(),
+        ..PostgresOptions::default()
+    };
+    let first = PostgresStore::connect(&database_url(), options.clone()).await.unwrap();
+    let before = event("whk_before");
+    let ClaimOutcome::Claimed(claim) = first.claim(before, FP, NOW).await.unwrap() else {
+        panic!()
+    };
+    first.complete(before, claim.token, NOW).await.unwrap();
+    drop(first);
+    // The schema as the build before notification records left it.
+    let (client, connection) = tokio_postgres::connect(&database_url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("DROP TABLE {schema}.idempotency_notifications"))
+        .await
+        .unwrap();
+    // Several stores connecting at once add the table once (advisory lock).
+    let stores = futures_join(&options).await;
+    let store = &stores[0];
+    assert_eq!(store.claim(before, FP, NOW + 1).await.unwrap(), ClaimOutcome::Completed);
+    let after = event("whk_after");
+    let ClaimOutcome::Claimed(claim) = store.claim(after, FP, NOW + 1).await.unwrap() else {
+        panic!()
+    };
+    store
+        .complete_with_notification(after, claim.token, Some("ntf_1"), NOW + 1)
+        .await
+        .unwrap();
+    for other in &stores {
+        assert_eq!(
+            other
+                .notification_origin(fixtures::SELLER, "ntf_1", NOW + 1)
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("whk_after")
+        );
+    }
+    // Purged with the rest once expired: two dedup records, one notification.
+    assert_eq!(store.purge_expired(NOW + 2 * contract::DAY).await.unwrap(), 3);
+    store.drop_schema().await.unwrap();
+}
+
 /// Connects four stores with `options` at once.
 async fn futures_join(options: &PostgresOptions) -> Vec<PostgresStore> {
     let mut tasks = tokio::task::JoinSet::new();

@@ -90,9 +90,13 @@ async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
         store.insert(nonce, NOW + 360, NOW).await.unwrap(),
         InsertOutcome::Inserted
     );
-    let ClaimOutcome::Claimed(_) = store.claim(event("whk_ttl"), FP, NOW).await.unwrap() else {
+    let ClaimOutcome::Claimed(claim) = store.claim(event("whk_ttl"), FP, NOW).await.unwrap() else {
         panic!()
     };
+    store
+        .complete_with_notification(event("whk_ttl"), claim.token, Some("ntf_ttl"), NOW)
+        .await
+        .unwrap();
     let client = redis::Client::open(redis_url()).unwrap();
     let mut con = client.get_multiplexed_async_connection().await.unwrap();
     let keys: Vec<String> = redis::cmd("KEYS")
@@ -100,7 +104,7 @@ async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
         .query_async(&mut con)
         .await
         .unwrap();
-    assert_eq!(keys.len(), 6, "{keys:?}");
+    assert_eq!(keys.len(), 7, "{keys:?}");
     for key in &keys {
         let ttl: i64 = redis::cmd("TTL").arg(key).query_async(&mut con).await.unwrap();
         if key.ends_with(":replay:shards") {
@@ -116,6 +120,11 @@ async fn entries_carry_a_ttl_and_counts_ignore_expired_members() {
     // Hash tags keep each shard's and each sender's keys in one slot.
     assert!(keys.iter().any(|k| k.contains(":replay:{r0}:6b7b317d:n:")), "{keys:?}");
     assert!(keys.iter().any(|k| k.contains(":idem:{s")), "{keys:?}");
+    // The notification record sits in its sender's slot (hex "ntf_ttl").
+    let sender_tag = keys.iter().find(|k| k.ends_with(":z") && k.contains(":idem:")).unwrap();
+    let note = sender_tag.replace(":z", ":n:6e74665f74746c");
+    assert!(keys.contains(&note), "{note} not in {keys:?}");
+    // It counts toward nothing.
     assert_eq!(store.sender_len(SELLER, NOW).await.unwrap(), 1);
     assert_eq!(store.sender_len(SELLER, NOW + contract::DAY + 1).await.unwrap(), 0);
     assert!(store.delete_all().await.unwrap() >= 5);

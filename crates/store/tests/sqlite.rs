@@ -670,3 +670,50 @@ fn plain_threads_share_the_writer_without_a_runtime() {
     assert_eq!(now(store.sender_len(SELLER, NOW)).unwrap(), distinct.len() as u64);
     assert_eq!(now(store.purge_expired(NOW + DAY_PLUS)).unwrap(), distinct.len() as u64);
 }
+
+#[tokio::test]
+async fn a_version_2_database_gains_the_notification_records_at_open() {
+    let dir = TempDir::new();
+    let path = dir.path().join("v2.sqlite");
+    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let fp = Fingerprint(&[4; 32]);
+    let ClaimOutcome::Claimed(claim) = store.claim(key("whk_before"), fp, NOW).await.unwrap() else {
+        panic!("fresh claim expected")
+    };
+    store.complete(key("whk_before"), claim.token, NOW).await.unwrap();
+    drop(store);
+    // A version-2 file as the build before notification records left it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE adcp_idempotency_notifications").unwrap();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 2);
+    drop(conn);
+
+    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    // The dedup records are untouched, and notifications are recorded.
+    assert_eq!(
+        store.claim(key("whk_before"), fp, NOW + 1).await.unwrap(),
+        ClaimOutcome::Completed
+    );
+    let ClaimOutcome::Claimed(claim) = store.claim(key("whk_after"), fp, NOW + 1).await.unwrap() else {
+        panic!("fresh claim expected")
+    };
+    store
+        .complete_with_notification(key("whk_after"), claim.token, Some("ntf_1"), NOW + 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .notification_origin(SELLER, "ntf_1", NOW + 1)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("whk_after")
+    );
+    // Purged with the rest once expired: two dedup records, one notification.
+    assert_eq!(store.purge_expired(NOW + 2 * contract::DAY).await.unwrap(), 3);
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 2, "an added table does not bump the version");
+}

@@ -7,6 +7,10 @@
 //!   handler, completion) on in-memory replay and idempotency stores;
 //! - `layer_sqlite`: the same on one SQLite file (WAL, `synchronous=FULL`).
 //!
+//! In process (no HTTP): the verifier alone, the receiver's decision and
+//! completion for an MCP task delivery report, and the same for an
+//! account-level notification (`creative.status_changed`).
+//!
 //! The load generator keeps `CONNECTIONS` keep-alive HTTP/1.1 connections
 //! busy. Every request is a distinct event with its own nonce, signed up
 //! front outside the measurement (a receiver never sees the same nonce or
@@ -86,6 +90,38 @@ async fn sign_pool(signer: &HttpSigner<SoftwareSigner>, addr: SocketAddr, n: u64
         }))
         .into_event()
         .unwrap();
+        let signed = signer.sign_webhook(&url, &event).await.unwrap();
+        out.push(signed.to_http().unwrap().map(Bytes::from));
+    }
+    out
+}
+
+/// Signs `n` distinct account-level notifications (`creative.status_changed`,
+/// each with its own `idempotency_key` and `notification_id`) for `addr`.
+async fn sign_notification_pool(
+    signer: &HttpSigner<SoftwareSigner>,
+    addr: SocketAddr,
+    n: u64,
+    seq: &AtomicU64,
+) -> Vec<Signed> {
+    let url = format!("http://{addr}/webhooks/adcp");
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let i = seq.fetch_add(1, Ordering::Relaxed);
+        let body = serde_json::json!({
+            "idempotency_key": format!("bench-notification-{i:012}"),
+            "notification_id": format!("crv_{i}.review.1"),
+            "notification_type": "creative.status_changed",
+            "fired_at": "2027-03-02T14:05:11Z",
+            "subscriber_id": "trafficking-desk",
+            "account_id": "acct_bench",
+            "creative_id": format!("crv_{i}"),
+            "revision_id": "rev_0001",
+            "transition": {"from": "pending_review", "to": "approved", "observed_at": "2027-03-02T14:04:58Z"},
+            "reason_code": "review_passed",
+            "initiator": "seller"
+        });
+        let event = adcp_sign::WebhookEvent::from_json_bytes(body.to_string()).unwrap();
         let signed = signer.sign_webhook(&url, &event).await.unwrap();
         out.push(signed.to_http().unwrap().map(Bytes::from));
     }
@@ -256,6 +292,21 @@ fn main() {
                 })
             });
         });
+        group.bench_function("receiver_decide_complete_notification", |b| {
+            b.iter_custom(|iters| {
+                local.block_on(async {
+                    let pool = sign_notification_pool(&signer, fake, iters, &seq).await;
+                    let started = Instant::now();
+                    for request in pool {
+                        match receiver.decide(request).await {
+                            Decision::Deliver(delivery) => receiver.complete(&delivery).await.unwrap(),
+                            Decision::Reply(reply) => panic!("refused: {}", reply.outcome()),
+                        }
+                    }
+                    started.elapsed()
+                })
+            });
+        });
         group.finish();
     }
     criterion.final_summary();
@@ -282,6 +333,13 @@ fn main() {
             decide / 1e3,
             decide / verify
         );
+        if let Some(notification) = ns("receiver_decide_complete_notification") {
+            println!(
+                "in process: receiver decide + complete, creative.status_changed notification {:.1} µs (ratio to the verifier {:.3})",
+                notification / 1e3,
+                notification / verify
+            );
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }

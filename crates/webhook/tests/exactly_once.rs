@@ -205,3 +205,379 @@ fn unique() -> u128 {
         .unwrap()
         .as_nanos()
 }
+
+// ---------------------------------------------------------------------
+// The whole 3.2 lifecycle on each backend: every payload kind delivered,
+// deduplicated and refused on conflict; notification identity
+// (re-emissions); activation challenges and registration checks.
+// ---------------------------------------------------------------------
+
+use adcp_sign::{Body, HttpSigner, SignOptions, SoftwareSigner, UnsignedRequest};
+use adcp_webhook::payload::PayloadKind;
+use adcp_webhook::receiver::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope, Webhook};
+use bytes::Bytes;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+const BUYER: &str = "https://buyer.example";
+
+fn fixture(kind: &str) -> serde_json::Value {
+    let path = format!("{}/tests/fixtures/payloads/{kind}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `body` signed under the webhook profile for `url` (any JSON body,
+/// challenges included: they carry no idempotency key).
+async fn signed(signer: &HttpSigner<SoftwareSigner>, url: &str, body: &serde_json::Value) -> http::Request<Bytes> {
+    let body = Body::from_json_bytes(body.to_string()).unwrap();
+    let request = UnsignedRequest::new("POST", url)
+        .with_body(&body)
+        .with_content_type("application/json");
+    let signed = signer.sign_with(&request, &SignOptions::new()).await.unwrap();
+    signed.to_http().unwrap().map(Bytes::from)
+}
+
+/// Sends `request`; returns the status, the JSON body (if any) and what the
+/// handler saw (if it ran).
+async fn deliver(receiver: &Receiver, request: http::Request<Bytes>) -> (u16, serde_json::Value, Option<Webhook>) {
+    let seen = Mutex::new(None);
+    let response = receiver
+        .handle(request, |w| {
+            *seen.lock().unwrap() = Some(w);
+            async { Ok::<(), std::convert::Infallible>(()) }
+        })
+        .await;
+    let body = serde_json::from_slice(response.body()).unwrap_or(serde_json::Value::Null);
+    (response.status().as_u16(), body, seen.into_inner().unwrap())
+}
+
+fn registration(path: &str, scope: SubscriptionScope, auth: DeliveryAuthMode, active: bool) -> Registration {
+    Registration {
+        url: format!("{BUYER}{path}"),
+        seller_agent_url: AGENT_URL.to_owned(),
+        subscriber_id: "desk-1".to_owned(),
+        scope,
+        delivery_auth: auth,
+        event_types: ["creative.status_changed", "account.status_changed"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<BTreeSet<_>>(),
+        active,
+    }
+}
+
+fn challenge(value: &str, path_scope: &SubscriptionScope) -> serde_json::Value {
+    let mut body = serde_json::json!({
+        "type": "webhook.challenge",
+        "challenge": value,
+        "subscriber_id": "desk-1",
+        "seller_agent_url": AGENT_URL,
+        "delivery_auth": {"mode": "rfc9421"},
+        "event_types": ["account.status_changed", "creative.status_changed"],
+    });
+    match path_scope {
+        SubscriptionScope::Account(account) => body["account_id"] = serde_json::json!(account),
+        SubscriptionScope::Agent => {
+            body["scope"] = serde_json::json!("agent");
+            body["event_types"] = serde_json::json!(["capabilities.changed"]);
+        }
+    }
+    body
+}
+
+const HMAC_FINGERPRINT: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+async fn lifecycle(instance: Instance) {
+    let (signer, jwks) = seller(Algorithm::Ed25519, "seller-lifecycle");
+    let (other, other_jwks) = seller(Algorithm::Ed25519, "other-seller");
+    let keys: Arc<dyn adcp_verify::keys::KeyResolver> = Arc::new(
+        adcp_verify::keys::StaticKeyResolver::new()
+            .with_jwks(&jwks, AGENT_URL)
+            .with_jwks(&other_jwks, "https://other-seller.example/mcp"),
+    );
+    let account = SubscriptionScope::Account("acct_1".to_owned());
+    let mut agent_reg = registration(
+        "/agent-hooks",
+        SubscriptionScope::Agent,
+        DeliveryAuthMode::Rfc9421,
+        true,
+    );
+    agent_reg.event_types = ["capabilities.changed".to_owned()].into_iter().collect();
+    let subscriptions = StaticSubscriptions::new()
+        .with(registration("/hooks", account.clone(), DeliveryAuthMode::Rfc9421, true))
+        .unwrap()
+        .with(registration(
+            "/paused",
+            account.clone(),
+            DeliveryAuthMode::Rfc9421,
+            false,
+        ))
+        .unwrap()
+        .with(registration(
+            "/legacy",
+            account.clone(),
+            DeliveryAuthMode::HmacSha256 {
+                credential_fingerprint: HMAC_FINGERPRINT.to_owned(),
+            },
+            true,
+        ))
+        .unwrap()
+        .with(agent_reg)
+        .unwrap();
+    let receiver = Receiver::builder(keys, Arc::clone(&instance.replay), Arc::clone(&instance.idempotency))
+        .subscriptions(Arc::new(subscriptions))
+        .build()
+        .unwrap();
+
+    // Every kind (but A2A, deduplicated on its fingerprint elsewhere, and
+    // the challenges below) at an unregistered URL: delivered once, a
+    // retry is a duplicate, the same key with another payload a conflict.
+    let url = format!("{BUYER}/events");
+    for kind in PayloadKind::ALL {
+        if matches!(
+            kind,
+            PayloadKind::A2aTask | PayloadKind::AccountChallenge | PayloadKind::AgentChallenge
+        ) {
+            continue;
+        }
+        let body = fixture(kind.as_str());
+        let (status, _, seen) = deliver(&receiver, signed(&signer, &url, &body).await).await;
+        assert_eq!(status, 200, "{kind:?}");
+        let webhook = seen.unwrap_or_else(|| panic!("{kind:?} not delivered"));
+        assert_eq!(webhook.kind(), kind);
+        assert_eq!(webhook.sender(), AGENT_URL);
+        assert_eq!(webhook.idempotency_key(), body["idempotency_key"].as_str().unwrap());
+        assert_eq!(webhook.reemission_of(), None);
+        let (status, _, seen) = deliver(&receiver, signed(&signer, &url, &body).await).await;
+        assert_eq!((status, seen.is_none()), (200, true), "{kind:?} retry");
+        let mut changed = body.clone();
+        changed["x_changed"] = serde_json::json!(true);
+        let (status, error, seen) = deliver(&receiver, signed(&signer, &url, &changed).await).await;
+        assert_eq!((status, seen.is_none()), (409, true), "{kind:?} conflict");
+        assert_eq!(error["error"], outcome::IDEMPOTENCY_CONFLICT);
+    }
+
+    // Re-emission: a new idempotency_key with a known notification_id is
+    // delivered and marked with the first key.
+    let first = fixture("creative_status_changed");
+    let mut again = first.clone();
+    again["idempotency_key"] = serde_json::json!("reemit-0000000000000000001");
+    let (status, _, seen) = deliver(&receiver, signed(&signer, &url, &again).await).await;
+    assert_eq!(status, 200);
+    let seen = seen.expect("a re-emission of a notification is delivered");
+    assert_eq!(seen.reemission_of(), first["idempotency_key"].as_str());
+    // …but a terminal task result is never republished.
+    let mut task = fixture("mcp_task");
+    task["status"] = serde_json::json!("completed");
+    task["notification_id"] = serde_json::json!("task-terminal-1");
+    task["idempotency_key"] = serde_json::json!("terminal-00000000000000001");
+    let (status, _, seen) = deliver(&receiver, signed(&signer, &url, &task).await).await;
+    assert_eq!((status, seen.is_some()), (200, true));
+    task["idempotency_key"] = serde_json::json!("terminal-00000000000000002");
+    let (status, _, seen) = deliver(&receiver, signed(&signer, &url, &task).await).await;
+    assert_eq!(
+        (status, seen.is_none()),
+        (200, true),
+        "terminal re-emission not delivered"
+    );
+    assert_eq!(receiver.metrics().get(outcome::REEMISSION_SUPPRESSED), 1);
+
+    // Activation challenges: answered only when every binding holds.
+    let hooks = format!("{BUYER}/hooks");
+    let value = "c".repeat(40);
+    let body = challenge(&value, &account);
+    let (status, echo, seen) = deliver(&receiver, signed(&signer, &hooks, &body).await).await;
+    assert_eq!((status, seen.is_none()), (200, true), "{echo}");
+    assert_eq!(echo, serde_json::json!({ "challenge": value }));
+    // The value is single-use, even freshly signed.
+    let (status, error, _) = deliver(&receiver, signed(&signer, &hooks, &body).await).await;
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (403, Some(outcome::CHALLENGE_REFUSED))
+    );
+    assert!(!error.to_string().contains(&value));
+    // Agent scope.
+    let agent_value = "a".repeat(32);
+    let (status, echo, _) = deliver(
+        &receiver,
+        signed(
+            &signer,
+            &format!("{BUYER}/agent-hooks"),
+            &challenge(&agent_value, &SubscriptionScope::Agent),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((status, echo), (200, serde_json::json!({ "challenge": agent_value })));
+    // An HMAC registration: the challenge is RFC 9421-signed and binds the
+    // credential's fingerprint.
+    let mut legacy = challenge(&"h".repeat(48), &account);
+    legacy["delivery_auth"] = serde_json::json!({"mode": "HMAC-SHA256", "credential_fingerprint": HMAC_FINGERPRINT});
+    let (status, _, _) = deliver(&receiver, signed(&signer, &format!("{BUYER}/legacy"), &legacy).await).await;
+    assert_eq!(status, 200);
+
+    // Each binding wrong: refused, never echoed.
+    let n = AtomicUsize::new(0);
+    let fresh = || format!("v{:0>40}", n.fetch_add(1, Ordering::Relaxed));
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let wrong: Vec<(&str, Edit, &str)> = vec![
+        (
+            "account",
+            Box::new(|b| b["account_id"] = serde_json::json!("acct_2")),
+            "/hooks",
+        ),
+        (
+            "subscriber",
+            Box::new(|b| b["subscriber_id"] = serde_json::json!("desk-2")),
+            "/hooks",
+        ),
+        (
+            "seller_agent_url",
+            Box::new(|b| b["seller_agent_url"] = serde_json::json!("https://other.example/mcp")),
+            "/hooks",
+        ),
+        (
+            "delivery_auth",
+            Box::new(|b| {
+                b["delivery_auth"] = serde_json::json!({"mode": "Bearer", "credential_fingerprint": HMAC_FINGERPRINT})
+            }),
+            "/hooks",
+        ),
+        (
+            "event_types",
+            Box::new(|b| b["event_types"] = serde_json::json!(["account.status_changed"])),
+            "/hooks",
+        ),
+        ("unregistered URL", Box::new(|_| {}), "/not-registered"),
+        ("HMAC fingerprint", Box::new(|_| {}), "/legacy"),
+    ];
+    for (what, edit, path) in &wrong {
+        let value = fresh();
+        let mut body = challenge(&value, &account);
+        edit(&mut body);
+        let (status, error, seen) = deliver(&receiver, signed(&signer, &format!("{BUYER}{path}"), &body).await).await;
+        assert_eq!((status, seen.is_none()), (403, true), "{what}: {error}");
+        assert!(!error.to_string().contains(&value), "{what}");
+    }
+    // Signed by another seller's key.
+    let value = fresh();
+    let (status, _, _) = deliver(&receiver, signed(&other, &hooks, &challenge(&value, &account)).await).await;
+    assert_eq!(status, 403);
+    // Unsigned: the checklist refuses it.
+    let mut unsigned = signed(&signer, &hooks, &challenge(&fresh(), &account)).await;
+    unsigned.headers_mut().remove("signature");
+    unsigned.headers_mut().remove("signature-input");
+    assert_eq!(deliver(&receiver, unsigned).await.0, 401);
+    // Schema violations: 400, no echo.
+    for edit in [
+        |b: &mut serde_json::Value| b["challenge"] = serde_json::json!("short"),
+        |b: &mut serde_json::Value| b["extra"] = serde_json::json!(1),
+        |b: &mut serde_json::Value| {
+            b.as_object_mut().unwrap().remove("subscriber_id");
+        },
+    ] {
+        let mut body = challenge(&fresh(), &account);
+        edit(&mut body);
+        let (status, error, _) = deliver(&receiver, signed(&signer, &hooks, &body).await).await;
+        assert_eq!(status, 400, "{error}");
+        assert!(error.get("challenge").is_none());
+    }
+
+    // Notifications to registered URLs are held to their registration.
+    let mut note = fixture("creative_status_changed");
+    note["subscriber_id"] = serde_json::json!("desk-1");
+    note["idempotency_key"] = serde_json::json!("registered-000000000000001");
+    note["notification_id"] = serde_json::json!("note-registered-1");
+    let (status, _, seen) = deliver(&receiver, signed(&signer, &hooks, &note).await).await;
+    assert_eq!((status, seen.is_some()), (200, true));
+    let mut purged = fixture("creative_purged");
+    purged["subscriber_id"] = serde_json::json!("desk-1");
+    for (what, path, mut body, edit) in [
+        (
+            "other subscriber",
+            "/hooks",
+            note.clone(),
+            ("subscriber_id", serde_json::json!("desk-9")),
+        ),
+        // creative.purged is not among the registered event types.
+        (
+            "unregistered type",
+            "/hooks",
+            purged,
+            ("subscriber_id", serde_json::json!("desk-1")),
+        ),
+        (
+            "paused",
+            "/paused",
+            note.clone(),
+            ("subscriber_id", serde_json::json!("desk-1")),
+        ),
+    ] {
+        body[edit.0] = edit.1;
+        body["idempotency_key"] = serde_json::json!(format!("mismatch-{:0>20}", n.fetch_add(1, Ordering::Relaxed)));
+        let (status, error, seen) = deliver(&receiver, signed(&signer, &format!("{BUYER}{path}"), &body).await).await;
+        assert_eq!((status, seen.is_none()), (403, true), "{what}: {error}");
+        assert_eq!(error["error"], outcome::SUBSCRIPTION_MISMATCH);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_memory_store() {
+    lifecycle(Instance {
+        replay: memory_replay(),
+        idempotency: memory_idempotency(),
+    })
+    .await;
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_sqlite_store() {
+    use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+    let dir = std::env::temp_dir().join(format!("adcp-webhook-lifecycle-{}-{}", std::process::id(), unique()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = Arc::new(SqliteStore::open(dir.join("dedup.sqlite"), SqliteOptions::default()).unwrap());
+    lifecycle(Instance {
+        replay: store.clone(),
+        idempotency: store,
+    })
+    .await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_redis_store() {
+    use adcp_store::redis::{RedisOptions, RedisStore};
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let options = RedisOptions {
+        key_prefix: format!("adcp-webhook-lifecycle:{}:{}", std::process::id(), unique()),
+        ..RedisOptions::default()
+    };
+    let store = Arc::new(RedisStore::connect(&url, options).await.unwrap());
+    lifecycle(Instance {
+        replay: store.clone(),
+        idempotency: store.clone(),
+    })
+    .await;
+    store.delete_all().await.unwrap();
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_postgres_store() {
+    use adcp_store::postgres::{PostgresOptions, PostgresStore};
+    let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned());
+    let options = PostgresOptions {
+        schema: format!("adcp_webhook_lifecycle_{}_{}", std::process::id(), unique()),
+        pool_size: 2,
+        ..PostgresOptions::default()
+    };
+    let store = Arc::new(PostgresStore::connect(&url, options).await.unwrap());
+    lifecycle(Instance {
+        replay: store.clone(),
+        idempotency: store.clone(),
+    })
+    .await;
+    store.drop_schema().await.unwrap();
+}

@@ -412,6 +412,18 @@ impl IdempotencyStore for DownStore {
     async fn complete(&self, _: SenderKey<'_>, _: ClaimToken, _: i64) -> Result<(), IdempotencyError> {
         Err(IdempotencyError::Unavailable("connection refused".to_owned()))
     }
+    async fn complete_with_notification(
+        &self,
+        _: SenderKey<'_>,
+        _: ClaimToken,
+        _: Option<&str>,
+        _: i64,
+    ) -> Result<(), IdempotencyError> {
+        Err(IdempotencyError::Unavailable("connection refused".to_owned()))
+    }
+    async fn notification_origin(&self, _: &str, _: &str, _: i64) -> Result<Option<String>, IdempotencyError> {
+        Err(IdempotencyError::Unavailable("connection refused".to_owned()))
+    }
     async fn release(&self, _: SenderKey<'_>, _: ClaimToken, _: i64) -> Result<(), IdempotencyError> {
         Err(IdempotencyError::Unavailable("connection refused".to_owned()))
     }
@@ -707,11 +719,10 @@ async fn legacy_bearer_registration_round_trip() {
 #[tokio::test]
 async fn a2a_registrations_dedupe_on_the_payload_fingerprint() {
     use adcp_sign::{Body, UnsignedRequest};
-    use adcp_webhook::extract::PayloadFormat;
     let (signer, jwks) = seller(Algorithm::EcdsaP256Sha256, "seller-a2a");
     let receiver = Receiver::builder(keys_for(&jwks), memory_replay(), memory_idempotency())
         .config(adcp_webhook::receiver::ReceiverConfig {
-            format: PayloadFormat::A2a,
+            channel: Some(adcp_webhook::payload::Channel::A2aTask),
             ..adcp_webhook::receiver::ReceiverConfig::default()
         })
         .build()

@@ -663,6 +663,68 @@ fn challenge_value(len: usize) -> String {
     "Ab0_.:-z9".chars().cycle().take(len).collect()
 }
 
+/// The challenges the seller side builds (`adcp_webhook::sender::Activation`)
+/// are valid against their schemas for every delivery auth mode, classify
+/// back as the right kind, and bind the credential by its SHA-256 hex.
+#[test]
+fn built_activation_challenges_validate_against_the_schemas() {
+    use adcp_webhook::payload::DeliveryAuth;
+    use adcp_webhook::sender::Activation;
+    let Some(dir) = schemas() else { return };
+    let account_schema = validator(&dir, "core/webhook-challenge.json");
+    let agent_schema = validator(&dir, "core/agent-webhook-challenge.json");
+    let credential = "legacy-credential-0123456789abcdef-xyz";
+    let auths = [
+        DeliveryAuth::rfc9421(),
+        DeliveryAuth::bearer(credential),
+        DeliveryAuth::hmac_sha256(credential),
+    ];
+    for auth in auths {
+        let account = Activation::account(
+            "https://buyer.example/hook",
+            "acct_123",
+            "buyer-primary",
+            "https://seller.example/adcp",
+            ["creative.purged", "account.status_changed", "creative.purged"],
+        )
+        .unwrap()
+        .with_delivery_auth(auth.clone())
+        .unwrap();
+        let agent = Activation::agent(
+            "https://buyer.example/hook",
+            "registry-cache",
+            "https://seller.example/adcp",
+            ["capabilities.changed"],
+        )
+        .unwrap()
+        .with_delivery_auth(auth.clone())
+        .unwrap();
+        for (activation, schema, kind) in [
+            (account, &account_schema, PayloadKind::AccountChallenge),
+            (agent, &agent_schema, PayloadKind::AgentChallenge),
+        ] {
+            let challenge = activation.challenge(&adcp_sign::OsRandom).unwrap();
+            let value = serde_json::to_value(&challenge).unwrap();
+            assert_eq!(schema_errors(schema, &value), Vec::<String>::new(), "{value}");
+            assert_eq!(classify(&value, None).unwrap().kind(), kind);
+            if auth.mode == "rfc9421" {
+                assert!(value["delivery_auth"].get("credential_fingerprint").is_none());
+            } else {
+                // The lowercase SHA-256 hex of the exact credential string.
+                let expected: String = sha2::Digest::finalize(sha2::Digest::chain_update(
+                    <sha2::Sha256 as sha2::Digest>::new(),
+                    credential.as_bytes(),
+                ))
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+                assert_eq!(value["delivery_auth"]["credential_fingerprint"], expected);
+                assert!(!value.to_string().contains(credential));
+            }
+        }
+    }
+}
+
 #[test]
 fn challenge_response_validator() {
     let v32 = challenge_value(32);

@@ -3,9 +3,9 @@
 use std::io::Write as _;
 use std::path::Path;
 
-use adcp_sign::{Algorithm, SoftwareSigner};
+use adcp_sign::{Algorithm, KeyPurpose, SoftwareSigner};
 
-use crate::cli::{KeyAlgArg, KeygenArgs};
+use crate::cli::{KeyAlgArg, KeyPurposeArg, KeygenArgs};
 use crate::exit::Exit;
 
 pub fn run(args: &KeygenArgs) -> Exit {
@@ -23,7 +23,22 @@ fn keygen(args: &KeygenArgs) -> Result<(), String> {
         KeyAlgArg::Ed25519 => Algorithm::Ed25519,
         KeyAlgArg::Es256 => Algorithm::EcdsaP256Sha256,
     };
-    let signer = SoftwareSigner::generate(algorithm, args.kid.as_str()).map_err(|e| e.to_string())?;
+    let purpose = match args.purpose {
+        KeyPurposeArg::RequestSigning => KeyPurpose::RequestSigning,
+        KeyPurposeArg::WebhookSigning => KeyPurpose::WebhookSigning,
+    };
+    if purpose.is_deprecated() {
+        // Still valid: buyers whose verifiers refuse request-signing keys
+        // on webhooks need it during 3.x (docs/signing.md).
+        eprintln!(
+            "adcp-sig: note: adcp_use \"webhook-signing\" is deprecated (AdCP 3.2: new signers SHOULD publish \
+             \"request-signing\"), but every conformant webhook verifier must still accept it; the key cannot \
+             sign requests"
+        );
+    }
+    let signer = SoftwareSigner::generate(algorithm, args.kid.as_str())
+        .map_err(|e| e.to_string())?
+        .with_key_purpose(purpose);
     let private = signer.private_jwk().map_err(|e| e.to_string())?.to_json().to_string();
     let jwks = signer.jwks().map_err(|e| e.to_string())?.to_public_json().to_string();
     // Check both destinations before writing either, so a refusal leaves

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod activate;
 pub mod base;
 pub mod canon;
 pub mod conformance;

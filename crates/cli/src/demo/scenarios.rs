@@ -13,9 +13,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// How many scenarios the demo runs.
-pub const COUNT: usize = 9;
-/// Events the upstream must apply: A, B and D, each once.
-pub const EXPECTED_APPLIED: usize = 3;
+pub const COUNT: usize = 12;
+/// Events the upstream must apply: A, B, D, the notification and its
+/// re-emission, each once.
+pub const EXPECTED_APPLIED: usize = 5;
 
 /// Outcome shown for an event the upstream applied.
 pub const FORWARDED: &str = "forwarded";
@@ -23,6 +24,12 @@ pub const FORWARDED: &str = "forwarded";
 pub const DUPLICATE: &str = "duplicate, not forwarded";
 /// Outcome shown for a `503` after the upstream failed.
 pub const RETRY_LATER: &str = "upstream failed, claim released";
+/// Outcome shown for a challenge the gateway answered with its value.
+pub const CHALLENGE_ANSWERED: &str = "challenge answered, not forwarded";
+/// Outcome shown for a re-emission the upstream received marked as one.
+pub const REEMISSION: &str = "forwarded, marked as a re-emission";
+/// The account subscription the buyer registered in the demo.
+pub const DEMO_NOTIFICATIONS_PATH: &str = "/webhooks/notifications";
 
 /// What a scenario should produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +191,9 @@ impl DemoReport {
 /// One demo run's senders and observers.
 pub(crate) struct Run<'a> {
     client: reqwest::Client,
-    endpoint: String,
+    /// The gateway's loopback address; requests go to the path they were
+    /// signed for.
+    base_url: String,
     upstream: &'a CountingUpstream,
     bar: &'a ProgressBar,
     results: Vec<ScenarioResult>,
@@ -211,7 +220,7 @@ impl<'a> Run<'a> {
     ) -> Result<Self, String> {
         Ok(Self {
             client: crate::gateway::forward::http_client(std::time::Duration::from_secs(10))?,
-            endpoint: format!("{}{DEMO_PATH}", handle.base_url()),
+            base_url: handle.base_url(),
             upstream,
             bar,
             results: Vec::with_capacity(COUNT),
@@ -311,6 +320,47 @@ impl<'a> Run<'a> {
         let retry_d = sign(d).await?;
         self.check("event D retried by the seller", &retry_d, None, 200, FORWARDED)
             .await?;
+
+        // The account-level subscription: the seller proves the buyer
+        // controls the URL before activating it, then notifies.
+        let notifications = format!("{DEMO_PUBLIC_URL}{DEMO_NOTIFICATIONS_PATH}");
+        let value = challenge_value()?;
+        let challenge = json!({
+            "type": "webhook.challenge", "challenge": value, "account_id": DEMO_ACCOUNT,
+            "subscriber_id": DEMO_SUBSCRIBER, "seller_agent_url": super::DEMO_AGENT,
+            "delivery_auth": {"mode": "rfc9421"}, "event_types": [DEMO_EVENT_TYPE],
+        });
+        let signed = sign_json(signer, &notifications, &challenge).await?;
+        self.check(
+            "activation challenge for the account subscription",
+            &signed,
+            None,
+            200,
+            CHALLENGE_ANSWERED,
+        )
+        .await?;
+        let note = |key: &str| {
+            json!({
+                "idempotency_key": key, "notification_id": "crv_hero_15s.review.1",
+                "notification_type": DEMO_EVENT_TYPE, "fired_at": "2026-04-18T12:05:11Z",
+                "subscriber_id": DEMO_SUBSCRIBER, "account_id": DEMO_ACCOUNT,
+                "creative_id": "crv_hero_15s", "revision_id": "rev_0001",
+                "transition": {"from": "pending_review", "to": "approved", "observed_at": "2026-04-18T12:04:58Z"},
+                "reason_code": "review_passed", "initiator": "seller",
+            })
+        };
+        let signed = sign_json(signer, &notifications, &note("demo-notification-0000001")).await?;
+        self.check("creative.status_changed notification", &signed, None, 200, FORWARDED)
+            .await?;
+        let signed = sign_json(signer, &notifications, &note("demo-notification-0000002")).await?;
+        self.check(
+            "the same notification re-emitted under a new key",
+            &signed,
+            None,
+            200,
+            REEMISSION,
+        )
+        .await?;
         Ok(std::mem::take(&mut self.results))
     }
 
@@ -326,9 +376,12 @@ impl<'a> Run<'a> {
         let before = self.upstream.applied().len();
         // The gateway sits behind a proxy that preserves `Host`: the request
         // arrives for the public authority the seller signed.
+        let path = url::Url::parse(signed.url())
+            .map(|u| u.path().to_owned())
+            .unwrap_or_else(|_| DEMO_PATH.to_owned());
         let mut request = self
             .client
-            .post(&self.endpoint)
+            .post(format!("{}{path}", self.base_url))
             .header(http::header::HOST, public_authority());
         for (name, value) in signed.headers() {
             request = request.header(*name, value.as_str());
@@ -344,8 +397,21 @@ impl<'a> Run<'a> {
             .and_then(|v| v.split('"').next())
             .map(str::to_owned);
         let grew = self.upstream.applied().len() > before;
+        let answer = serde_json::from_str::<serde_json::Value>(&response.text().await.unwrap_or_default())
+            .unwrap_or(serde_json::Value::Null);
+        let echoed = answer.get("challenge").and_then(serde_json::Value::as_str);
+        // Every rejection names its code in the body too.
+        let code = code.or_else(|| {
+            answer
+                .get("error")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        });
         let observed = match (got, code, grew) {
+            (503, Some(code), false) if code == "upstream_unavailable" => RETRY_LATER.to_owned(),
             (_, Some(code), _) => code,
+            (200..=299, None, false) if echoed.is_some() => CHALLENGE_ANSWERED.to_owned(),
+            (200..=299, None, true) if self.upstream.last_was_reemission() => REEMISSION.to_owned(),
             (200..=299, None, true) => FORWARDED.to_owned(),
             (200..=299, None, false) => DUPLICATE.to_owned(),
             (503, None, false) => RETRY_LATER.to_owned(),
@@ -366,4 +432,37 @@ impl<'a> Run<'a> {
 /// The authority of [`DEMO_PUBLIC_URL`].
 fn public_authority() -> &'static str {
     DEMO_PUBLIC_URL.trim_start_matches("https://").trim_end_matches('/')
+}
+
+/// The demo's account, subscriber and subscribed event type.
+pub const DEMO_ACCOUNT: &str = "acct_demo";
+/// The subscriber identifier of the demo's registration.
+pub const DEMO_SUBSCRIBER: &str = "trafficking-desk";
+/// The event type the demo's registration subscribes to.
+pub const DEMO_EVENT_TYPE: &str = "creative.status_changed";
+
+/// A fresh challenge value: 32 random bytes, unpadded base64url (43
+/// characters).
+fn challenge_value() -> Result<String, String> {
+    use adcp_sign::RandomSource as _;
+    let mut bytes = [0_u8; 32];
+    adcp_sign::OsRandom.fill(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(adcp_sigbase::encoding::BinaryEncoding::Base64UrlUnpadded.encode(&bytes))
+}
+
+/// Signs any JSON body under the webhook profile (challenges carry no
+/// idempotency key, so they are not `WebhookEvent`s).
+async fn sign_json(
+    signer: &HttpSigner<Arc<SoftwareSigner>>,
+    url: &str,
+    body: &serde_json::Value,
+) -> Result<SignedRequest, String> {
+    let body = adcp_sign::Body::from_json_bytes(body.to_string()).map_err(|e| e.to_string())?;
+    let request = adcp_sign::UnsignedRequest::new("POST", url)
+        .with_body(&body)
+        .with_content_type("application/json");
+    signer
+        .sign_with(&request, &adcp_sign::SignOptions::new())
+        .await
+        .map_err(|e| e.to_string())
 }

@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 #[derive(Default)]
 struct Shared {
     applied: Mutex<Vec<String>>,
+    /// `X-Adcp-Reemission-Of` of each applied event (`None` for a first
+    /// delivery), in the same order.
+    reemissions: Mutex<Vec<Option<String>>>,
     fail_next: AtomicBool,
 }
 
@@ -59,6 +62,16 @@ impl CountingUpstream {
         self.shared.applied.lock().map(|a| a.clone()).unwrap_or_default()
     }
 
+    /// Whether the last applied event was a re-emission (the gateway sent
+    /// `X-Adcp-Reemission-Of`).
+    pub(crate) fn last_was_reemission(&self) -> bool {
+        self.shared
+            .reemissions
+            .lock()
+            .map(|r| r.last().is_some_and(Option::is_some))
+            .unwrap_or(false)
+    }
+
     /// The next event is answered `500` (and not applied).
     pub(crate) fn fail_next(&self) {
         self.shared.fail_next.store(true, Ordering::SeqCst);
@@ -83,8 +96,13 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Statu
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    if let Ok(mut applied) = shared.applied.lock() {
+    let reemission_of = headers
+        .get("x-adcp-reemission-of")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let (Ok(mut applied), Ok(mut reemissions)) = (shared.applied.lock(), shared.reemissions.lock()) {
         applied.push(key);
+        reemissions.push(reemission_of);
     }
     StatusCode::OK
 }

@@ -127,6 +127,13 @@ pub struct GatewayArgs {
         value_delimiter = ','
     )]
     pub accept_hosts: Vec<String>,
+    /// The buyer's subscriber registrations: a JSON array (members `url`,
+    /// `seller_agent_url`, `subscriber_id`, `account_id` or
+    /// `"scope": "agent"`, `delivery_auth`, `event_types`, `active`, and
+    /// `credential_file` for legacy modes). The gateway answers their
+    /// activation challenges and holds notifications to them.
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_SUBSCRIPTIONS")]
+    pub subscriptions: Option<PathBuf>,
     /// A legacy HMAC-SHA256 registration: the file holding the shared
     /// secret (or set ADCP_GATEWAY_HMAC_SECRET).
     #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_HMAC_SECRET_FILE")]
@@ -272,6 +279,8 @@ pub struct FileConfig {
     /// `accept_hosts = ["hooks.buyer.example"]`.
     #[serde(default)]
     pub accept_hosts: Vec<String>,
+    /// `subscriptions = "subscriptions.json"` (relative to the file).
+    pub subscriptions: Option<PathBuf>,
     /// `hmac_secret_file = "/run/secrets/adcp-hmac"` (relative to the file).
     pub hmac_secret_file: Option<PathBuf>,
     /// `hmac_sender = "https://seller.example/mcp"`.
@@ -340,6 +349,8 @@ pub struct GatewayConfig {
     pub store_namespace: String,
     /// Other authorities requests may arrive for (`--accept-host`).
     pub accept_hosts: Vec<String>,
+    /// The registrations file (`--subscriptions`).
+    pub subscriptions: Option<PathBuf>,
     /// Public URL of the endpoint.
     pub public_url: Option<url::Url>,
     /// The HMAC secret, when the registration is legacy HMAC.
@@ -397,6 +408,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("store_namespace", &self.store_namespace)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
             .field("accept_hosts", &self.accept_hosts)
+            .field("subscriptions", &self.subscriptions)
             .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<redacted>"))
             .field("hmac_sender", &self.hmac_sender)
             .field("upstream_timeout", &self.upstream_timeout)
@@ -606,6 +618,7 @@ impl GatewayConfig {
                 .clone()
                 .or(file.store_namespace)
                 .unwrap_or_else(|| "adcp".to_owned()),
+            subscriptions: args.subscriptions.clone().or_else(|| file.subscriptions.map(&relative)),
             accept_hosts: if args.accept_hosts.is_empty() {
                 file.accept_hosts
             } else {

@@ -12,6 +12,24 @@ pub const VERIFIED_KEYID: &str = "x-adcp-verified-keyid";
 pub const VERIFIED_AGENT: &str = "x-adcp-verified-agent";
 /// Header carrying the event's `idempotency_key`.
 pub const IDEMPOTENCY_KEY: &str = "x-adcp-idempotency-key";
+/// Header carrying the payload's `notification_id`, when it has one.
+pub const NOTIFICATION_ID: &str = "x-adcp-notification-id";
+/// Header carrying the payload's `notification_type` (a list-change
+/// webhook's `event`), when it has one.
+pub const NOTIFICATION_TYPE: &str = "x-adcp-notification-type";
+/// Header carrying, on a re-emission, the first delivery's
+/// `idempotency_key`.
+pub const REEMISSION_OF: &str = "x-adcp-reemission-of";
+
+/// Whether a payload value may travel in a header: `[A-Za-z0-9_.:-]{1,255}`
+/// (the identifier charset of the schemas; anything else is omitted, so
+/// no payload byte can inject a header).
+fn header_safe(value: &str) -> bool {
+    (1..=255).contains(&value.len())
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
 
 /// An HTTP client (public web PKI roots for `https`, no proxy, no
 /// redirects) giving up after `timeout`.
@@ -81,6 +99,15 @@ impl Upstream {
             .header(IDEMPOTENCY_KEY, webhook.idempotency_key());
         if let Some(keyid) = webhook.keyid() {
             request = request.header(VERIFIED_KEYID, keyid);
+        }
+        for (name, value) in [
+            (NOTIFICATION_ID, webhook.notification_id()),
+            (NOTIFICATION_TYPE, webhook.notification_type()),
+            (REEMISSION_OF, webhook.reemission_of()),
+        ] {
+            if let Some(value) = value.filter(|v| header_safe(v)) {
+                request = request.header(name, value);
+            }
         }
         match request.body(webhook.raw().clone()).send().await {
             Ok(response) if response.status().is_success() => Ok(()),

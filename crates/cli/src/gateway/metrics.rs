@@ -130,8 +130,21 @@ impl GatewayMetrics {
     /// the receiver's.
     #[must_use]
     pub fn render(&self, receiver: &Metrics) -> String {
+        self.render_receivers([receiver])
+    }
+
+    /// [`Self::render`] with the outcome counters summed over several
+    /// receivers (the gateway keeps one per verification mode).
+    #[must_use]
+    pub fn render_receivers<'m>(&self, receivers: impl IntoIterator<Item = &'m Metrics>) -> String {
         let mut out = String::new();
-        let mut outcomes: BTreeMap<&str, u64> = receiver.snapshot().into_iter().collect();
+        // Summed over the gateway's receivers (one per verification mode).
+        let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
+        for receiver in receivers {
+            for (label, count) in receiver.snapshot() {
+                *outcomes.entry(label).or_insert(0) += count;
+            }
+        }
         // Always present, so that dashboards and alerts see a zero.
         for label in [outcome::ACCEPTED, outcome::DUPLICATE] {
             outcomes.entry(label).or_insert(0);

@@ -53,6 +53,7 @@ pub mod forward;
 pub mod keys;
 pub mod metrics;
 mod run;
+pub mod subscriptions;
 
 pub use config::{GatewayArgs, GatewayConfig};
 pub use forward::Upstream;
@@ -112,6 +113,12 @@ pub struct GatewayOptions {
     /// Other authorities (`host` or `host:port`) accepted with
     /// [`Self::public_url`].
     pub accept_hosts: Vec<String>,
+    /// The buyer's subscriber registrations (`--subscriptions`): the
+    /// gateway answers activation challenges for them, refuses
+    /// notifications that do not match the registration of their URL, and
+    /// verifies deliveries to a legacy registration's URL with its
+    /// credential. Default none.
+    pub subscriptions: Option<subscriptions::LoadedSubscriptions>,
     /// Largest body accepted. Default 1 MiB.
     pub max_body_bytes: usize,
     /// The registration's authentication mode (default RFC 9421) and, for a
@@ -174,6 +181,7 @@ impl GatewayOptions {
             upstream_timeout: Duration::from_secs(10),
             public_url: None,
             accept_hosts: Vec::new(),
+            subscriptions: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             mode: WebhookAuthMode::Rfc9421,
             legacy_sender: None,
@@ -195,6 +203,8 @@ pub struct Gateway {
 
 struct Shared {
     receiver: Receiver,
+    /// The receivers of legacy registrations, by canonical URL.
+    by_url: std::collections::HashMap<String, Receiver>,
     store: Arc<dyn Store>,
     upstream: Upstream,
     public: Option<PublicTarget>,
@@ -246,18 +256,33 @@ impl Gateway {
         if options.header_timeout.is_zero() || options.body_timeout.is_zero() {
             return Err("--header-timeout and --body-timeout must be at least 1 s".into());
         }
-        let mut builder = Receiver::builder_with_store(keys, Arc::new(Arc::clone(&store)))
-            .mode(options.mode, options.legacy_sender)
-            .config(config)
-            .admission_monitor(AdmissionMonitor::new(thresholds));
-        if let Some(clock) = options.clock {
-            builder = builder.clock(clock);
+        // One receiver per verification mode: the configured one for every
+        // URL, and one per legacy registration for deliveries to its URL
+        // (its credential, its seller). They share keys, store and
+        // registrations.
+        let build = |mode: WebhookAuthMode, sender: Option<String>| {
+            let mut builder = Receiver::builder_with_store(Arc::clone(&keys), Arc::new(Arc::clone(&store)))
+                .mode(mode, sender)
+                .config(config.clone())
+                .admission_monitor(AdmissionMonitor::new(thresholds.clone()));
+            if let Some(clock) = &options.clock {
+                builder = builder.clock(Arc::clone(clock));
+            }
+            if let Some(loaded) = &options.subscriptions {
+                builder = builder.subscriptions(Arc::new(loaded.subscriptions.clone()));
+            }
+            builder.build().map_err(|e| e.to_string())
+        };
+        let receiver = build(options.mode.clone(), options.legacy_sender.clone())?;
+        let mut by_url = std::collections::HashMap::new();
+        for (url, mode, seller) in options.subscriptions.iter().flat_map(|loaded| loaded.legacy.iter()) {
+            by_url.insert(url.clone(), build(mode.clone(), Some(seller.clone()))?);
         }
-        let receiver = builder.build().map_err(|e| e.to_string())?;
         let upstream = Upstream::new(options.upstream, options.upstream_timeout)?;
         Ok(Self {
             state: Arc::new(Shared {
                 receiver,
+                by_url,
                 store,
                 upstream,
                 public,
@@ -464,7 +489,11 @@ async fn readyz(State(state): State<Arc<Shared>>) -> Response {
 }
 
 async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
-    let body = state.metrics.render(state.receiver.metrics());
+    let body = state.metrics.render_receivers(
+        std::iter::once(&state.receiver)
+            .chain(state.by_url.values())
+            .map(Receiver::metrics),
+    );
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         body,
@@ -499,7 +528,8 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     }
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
-    let (response, outcome, event) = match state.receiver.decide_streaming(&parts, body).await {
+    let receiver = state.receiver_for(&parts);
+    let (response, outcome, event) = match receiver.decide_streaming(&parts, body).await {
         Decision::Reply(_) if expired.load(Ordering::Relaxed) => (
             error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None),
             answer::BODY_TIMEOUT.0,
@@ -518,7 +548,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
                 w.idempotency_key()
             ));
             match state.upstream.forward(w).await {
-                Ok(()) => match state.receiver.complete(&delivery).await {
+                Ok(()) => match receiver.complete(&delivery).await {
                     Ok(()) => {
                         state.metrics.forwarded();
                         (StatusCode::OK.into_response(), "forwarded", event)
@@ -530,7 +560,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
                 },
                 Err(failure) => {
                     state.metrics.upstream_failed(failure);
-                    state.receiver.release(&delivery).await;
+                    receiver.release(&delivery).await;
                     let outcome = match failure {
                         UpstreamFailure::Status => "upstream_failed:status",
                         UpstreamFailure::Timeout => "upstream_failed:timeout",
@@ -611,6 +641,26 @@ impl http_body::Body for DeadlineBody {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+impl Shared {
+    /// The receiver for the URL a request arrived at: a legacy
+    /// registration's own, else the gateway's.
+    fn receiver_for(&self, parts: &http::request::Parts) -> &Receiver {
+        if self.by_url.is_empty() {
+            return &self.receiver;
+        }
+        let scheme = self.public.as_ref().map_or("http", |p| p.scheme.as_str());
+        let authority = match parts.uri.authority() {
+            Some(authority) => Some(authority.as_str()),
+            None => parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),
+        };
+        let path = parts.uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
+        authority
+            .and_then(|authority| adcp_canon::canonicalize_received(format!("{scheme}://{authority}{path}")).ok())
+            .and_then(|url| self.by_url.get(url.as_str()))
+            .unwrap_or(&self.receiver)
     }
 }
 

@@ -52,6 +52,9 @@ impl Gateway {
         gateway.upstream_timeout = config.upstream_timeout;
         gateway.public_url.clone_from(&config.public_url);
         gateway.accept_hosts.clone_from(&config.accept_hosts);
+        if let Some(path) = &config.subscriptions {
+            gateway.subscriptions = Some(super::subscriptions::load(path)?);
+        }
         gateway.max_body_bytes = config.max_body_bytes;
         gateway.access_log = config.access_log;
         gateway.header_timeout = config.header_timeout;

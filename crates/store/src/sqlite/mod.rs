@@ -27,7 +27,9 @@
 //! Schema versions are recorded in `PRAGMA user_version`; opening a file
 //! of an older version migrates it in place in one transaction (version 1
 //! → 2 adds the replay rows' agent and the per-`(agent, keyid)` counters,
-//! keeping every live entry), and a file of a newer version is refused. The file
+//! keeping every live entry), and a file of a newer version is refused.
+//! The notification records' table is added at open without a version
+//! bump (older builds never read it; see `schema.rs`). The file
 //! stays bounded: rows are capped (replay caps, per-sender cap), freed pages
 //! are reused, and [`SqliteOptions::max_db_bytes`] sets a hard ceiling
 //! (writes beyond it fail closed).
@@ -37,6 +39,7 @@
 //! arrives. Dropping the last clone of a store lets the writer finish the
 //! queued operations, then closes the database and joins the thread.
 
+mod notification;
 mod schema;
 mod writer;
 
@@ -142,14 +145,15 @@ impl SqliteStore {
         self.options
     }
 
-    /// Deletes every replay entry and idempotency record expired at `now`
-    /// and returns how many rows were removed. Optional: writes expire rows
+    /// Deletes every replay entry, idempotency record and notification
+    /// record expired at `now` and returns how many rows were removed. Optional: writes expire rows
     /// lazily anyway; an idle receiver can call it from a timer.
     pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         self.run(move |conn| {
             let replay = exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
             let idem = exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
-            Ok((replay + idem) as u64)
+            let notes = notification::purge(conn, now)?;
+            Ok((replay + idem + notes) as u64)
         })
         .await
         .map_err(StoreError)
@@ -464,9 +468,23 @@ impl IdempotencyStore for SqliteStore {
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
+        self.complete_with_notification(key, token, None, now).await
+    }
+
+    /// One operation of the writer: the completion and the notification
+    /// record commit in one transaction.
+    async fn complete_with_notification(
+        &self,
+        key: SenderKey<'_>,
+        token: ClaimToken,
+        notification_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), IdempotencyError> {
+        crate::notification::check_optional(notification_id)?;
         let sender = key.sender.to_owned();
         let idem_key = key.idempotency_key.to_owned();
-        let window = self.options.idempotency.window_secs;
+        let notification_id = notification_id.map(str::to_owned);
+        let until = now.saturating_add(self.options.idempotency.window_secs);
         let owned = self
             .run(move |conn| {
                 let updated = exec(
@@ -474,7 +492,7 @@ impl IdempotencyStore for SqliteStore {
                     "UPDATE adcp_idempotency SET completed = 1, completed_at = ?4,
                         expires_at = MAX(expires_at, ?5)
                      WHERE sender = ?1 AND key = ?2 AND token = ?3 AND completed = 0 AND expires_at >= ?4",
-                    params![sender, idem_key, token.0, now, now.saturating_add(window)],
+                    params![sender, idem_key, token.0, now, until],
                 )?;
                 let owned = updated == 1
                     || row(
@@ -486,6 +504,9 @@ impl IdempotencyStore for SqliteStore {
                     )
                     .optional()?
                     .is_some();
+                if let (true, Some(notification_id)) = (owned, &notification_id) {
+                    notification::record(conn, &sender, notification_id, &idem_key, until, now)?;
+                }
                 Ok(owned)
             })
             .await
@@ -495,6 +516,20 @@ impl IdempotencyStore for SqliteStore {
         } else {
             Err(IdempotencyError::NotOwner)
         }
+    }
+
+    async fn notification_origin(
+        &self,
+        sender: &str,
+        notification_id: &str,
+        now: i64,
+    ) -> Result<Option<String>, IdempotencyError> {
+        crate::notification::check(notification_id)?;
+        let sender = sender.to_owned();
+        let notification_id = notification_id.to_owned();
+        self.run(move |conn| notification::origin(conn, &sender, &notification_id, now))
+            .await
+            .map_err(unavailable)
     }
 
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {

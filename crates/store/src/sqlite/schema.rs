@@ -12,6 +12,14 @@ use std::fmt;
 ///   `scoped`, `scope`: a flag and a value, so `None` and `Some("")`
 ///   differ) and the per-keyid cap is counted per `(agent, keyid)` in
 ///   `adcp_replay_cap_counts`. Uniqueness (the primary key) is unchanged.
+///
+/// The notification records (`adcp_idempotency_notifications`) did not
+/// bump it: the version marks layouts an older build would misread, and
+/// an added table that older builds never touch is not one. [`SCHEMA`]
+/// creates it at every open (`IF NOT EXISTS`, in the open's write
+/// transaction), so a version-2 file gains it on its first open by this
+/// build and a build without notification records can still open the
+/// file (a rollback keeps working; its completions just record nothing).
 const SCHEMA_VERSION: i64 = 2;
 
 /// The current schema, idempotent (`IF NOT EXISTS`). On a version-1 file
@@ -81,6 +89,15 @@ CREATE TRIGGER IF NOT EXISTS adcp_idempotency_del AFTER DELETE ON adcp_idempoten
     UPDATE adcp_idempotency_counts SET n = n - 1 WHERE sender = OLD.sender;
     DELETE FROM adcp_idempotency_counts WHERE sender = OLD.sender AND n <= 0;
 END;
+
+CREATE TABLE IF NOT EXISTS adcp_idempotency_notifications (
+    sender TEXT NOT NULL,
+    notification_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (sender, notification_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS adcp_idempotency_notifications_expires ON adcp_idempotency_notifications (expires_at);
 ";
 
 /// Version 1 → 2, before [`SCHEMA`]: existing entries keep their rows and

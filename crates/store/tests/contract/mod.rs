@@ -11,6 +11,9 @@ use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, Replay
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
 
+mod notification;
+pub use notification::*;
+
 pub const NOW: i64 = 1_776_520_800;
 pub const DAY: i64 = 86_400;
 
@@ -123,7 +126,12 @@ macro_rules! contract_tests {
             idem_conflict_on_changed_payload, idem_release_lets_a_retry_claim, idem_window_expiry,
             idem_sender_cap_rejects_instead_of_evicting, idem_senders_are_isolated, idem_aliases_share_one_keyspace,
             idem_concurrent_claims_have_one_winner_per_key, idem_rejects_long_fingerprints,
-            idem_claim_many_answers_each_request_like_claim, idem_concurrent_batched_claims_have_one_winner_per_key
+            idem_claim_many_answers_each_request_like_claim, idem_concurrent_batched_claims_have_one_winner_per_key,
+            notification_recorded_on_complete, notification_not_recorded_without_ownership,
+            notification_keeps_the_first_key_across_re_emissions,
+            notification_concurrent_re_emissions_agree_on_one_first_key, notification_none_completes_like_complete,
+            notification_expires_with_the_window, notification_aliases_share_one_keyspace,
+            notification_senders_are_isolated, notification_rejects_long_ids
         );
     };
     (@cases $backend:ty; $($case:ident),* $(,)?) => {

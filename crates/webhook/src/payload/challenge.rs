@@ -29,6 +29,92 @@ pub struct DeliveryAuth {
     pub extra: Map<String, Value>,
 }
 
+impl DeliveryAuth {
+    /// The `mode` of RFC 9421 deliveries.
+    pub const RFC9421: &'static str = "rfc9421";
+    /// The `mode` of deprecated Bearer deliveries.
+    pub const BEARER: &'static str = "Bearer";
+    /// The `mode` of deprecated HMAC-SHA256 deliveries.
+    pub const HMAC_SHA256: &'static str = "HMAC-SHA256";
+
+    /// Later deliveries signed with the RFC 9421 webhook profile (the
+    /// default: `notification_configs[].authentication` absent). Carries no
+    /// fingerprint: the schema forbids one for this mode.
+    #[must_use]
+    pub fn rfc9421() -> Self {
+        Self {
+            mode: Self::RFC9421.to_owned(),
+            credential_fingerprint: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Later deliveries with the deprecated `Authorization: Bearer`
+    /// scheme, bound to `credential` (the exact string from
+    /// `authentication.credentials`) by its fingerprint. The credential
+    /// itself never enters the challenge.
+    #[must_use]
+    pub fn bearer(credential: &str) -> Self {
+        Self::legacy(Self::BEARER, credential)
+    }
+
+    /// Later deliveries with the deprecated HMAC-SHA256 scheme, bound to
+    /// `credential` (the exact shared secret string) by its fingerprint.
+    #[must_use]
+    pub fn hmac_sha256(credential: &str) -> Self {
+        Self::legacy(Self::HMAC_SHA256, credential)
+    }
+
+    fn legacy(mode: &str, credential: &str) -> Self {
+        Self {
+            mode: mode.to_owned(),
+            credential_fingerprint: Some(credential_fingerprint(credential)),
+            extra: Map::new(),
+        }
+    }
+
+    /// Whether this value fits the schema: a known `mode`, a 64-character
+    /// lowercase hex fingerprint exactly when the mode is legacy, and no
+    /// other member.
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        let fingerprint_ok = |f: &Option<String>| {
+            f.as_deref()
+                .is_some_and(|f| f.len() == 64 && f.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        };
+        self.extra.is_empty()
+            && match self.mode.as_str() {
+                Self::RFC9421 => self.credential_fingerprint.is_none(),
+                Self::BEARER | Self::HMAC_SHA256 => fingerprint_ok(&self.credential_fingerprint),
+                _ => false,
+            }
+    }
+}
+
+/// The `credential_fingerprint` of a legacy credential: the lowercase hex
+/// SHA-256 of the exact credential string's UTF-8 bytes (no trimming, no
+/// normalization: the receiver hashes the string it registered).
+///
+/// ```
+/// use adcp_webhook::payload::credential_fingerprint;
+/// assert_eq!(
+///     credential_fingerprint("abc"),
+///     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/// );
+/// ```
+#[must_use]
+pub fn credential_fingerprint(credential: &str) -> String {
+    use sha2::{Digest as _, Sha256};
+    use std::fmt::Write as _;
+    let digest = Sha256::digest(credential.as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        // Writing to a String cannot fail.
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}
+
 /// The account-level challenge (`core/webhook-challenge.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WebhookChallenge {
@@ -50,6 +136,33 @@ pub struct WebhookChallenge {
     /// Members this model does not name, kept for re-serialization.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl WebhookChallenge {
+    /// A challenge with exactly the schema's members (`type` set, nothing
+    /// extra). The caller supplies a fresh random `challenge` value and the
+    /// normalized (sorted, deduplicated) `event_types`;
+    /// [`crate::sender::Activation`] does both.
+    #[must_use]
+    pub fn new(
+        challenge: impl Into<String>,
+        account_id: impl Into<String>,
+        subscriber_id: impl Into<String>,
+        seller_agent_url: impl Into<String>,
+        delivery_auth: DeliveryAuth,
+        event_types: Vec<String>,
+    ) -> Self {
+        Self {
+            kind: CHALLENGE_TYPE.to_owned(),
+            challenge: challenge.into(),
+            account_id: account_id.into(),
+            subscriber_id: subscriber_id.into(),
+            seller_agent_url: seller_agent_url.into(),
+            delivery_auth,
+            event_types,
+            extra: Map::new(),
+        }
+    }
 }
 
 impl Model for WebhookChallenge {
@@ -89,6 +202,35 @@ pub struct AgentWebhookChallenge {
     /// Members this model does not name, kept for re-serialization.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl AgentWebhookChallenge {
+    /// The scope discriminator of agent-level challenges.
+    pub const SCOPE: &'static str = "agent";
+
+    /// A challenge with exactly the schema's members (`type` and
+    /// `scope: "agent"` set, nothing extra). The caller supplies a fresh
+    /// random `challenge` value and the normalized agent-level
+    /// `event_types`; [`crate::sender::Activation`] does both.
+    #[must_use]
+    pub fn new(
+        challenge: impl Into<String>,
+        subscriber_id: impl Into<String>,
+        seller_agent_url: impl Into<String>,
+        delivery_auth: DeliveryAuth,
+        event_types: Vec<String>,
+    ) -> Self {
+        Self {
+            kind: CHALLENGE_TYPE.to_owned(),
+            scope: Self::SCOPE.to_owned(),
+            challenge: challenge.into(),
+            subscriber_id: subscriber_id.into(),
+            seller_agent_url: seller_agent_url.into(),
+            delivery_auth,
+            event_types,
+            extra: Map::new(),
+        }
+    }
 }
 
 impl Model for AgentWebhookChallenge {
@@ -164,6 +306,24 @@ impl Challenge {
         match self {
             Self::Account(c) => &c.seller_agent_url,
             Self::Agent(c) => &c.seller_agent_url,
+        }
+    }
+
+    /// How later deliveries will be authenticated.
+    #[must_use]
+    pub fn delivery_auth(&self) -> &DeliveryAuth {
+        match self {
+            Self::Account(c) => &c.delivery_auth,
+            Self::Agent(c) => &c.delivery_auth,
+        }
+    }
+
+    /// The notification types the registration subscribes to.
+    #[must_use]
+    pub fn event_types(&self) -> &[String] {
+        match self {
+            Self::Account(c) => &c.event_types,
+            Self::Agent(c) => &c.event_types,
         }
     }
 

@@ -80,8 +80,8 @@ pub use account::{AccountChangeRecorded, AccountStatusChanged, IndicatorsChanged
 pub use agent::{CapabilitiesChanged, PrincipalChanged};
 pub use artifact::ArtifactBatch;
 pub use challenge::{
-    AgentWebhookChallenge, Challenge, ChallengeResponse, ChallengeResponseError, DeliveryAuth, WebhookChallenge,
-    CHALLENGE_TYPE,
+    credential_fingerprint, AgentWebhookChallenge, Challenge, ChallengeResponse, ChallengeResponseError, DeliveryAuth,
+    WebhookChallenge, CHALLENGE_TYPE,
 };
 pub use channel::{AcceptKinds, Channel};
 pub use creative::{CreativeAssignmentChanged, CreativePurged, CreativeStatusChanged, CreativeTransition};

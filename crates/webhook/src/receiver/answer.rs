@@ -27,8 +27,7 @@ pub fn outcome_message(label: &str) -> &'static str {
         outcome::SUBSCRIPTION_MISMATCH => "The notification does not match the subscription registered for this URL.",
         outcome::CHALLENGE_REFUSED => "The activation challenge was not accepted.",
         outcome::CHALLENGE_MALFORMED => "The activation challenge does not match its schema.",
-        outcome::MISSING_ENVELOPE_FIELDS => "The body is not a complete webhook envelope.",
-        outcome::UNKNOWN_PAYLOAD_KIND => "The body is not a webhook kind this endpoint accepts.",
+        outcome::SUBSCRIPTIONS_UNAVAILABLE => "The subscriber registrations are unavailable; retry later.",
         _ => "The webhook was not accepted.",
     }
 }

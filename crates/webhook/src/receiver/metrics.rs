@@ -37,13 +37,13 @@ pub mod outcome {
     pub const CHALLENGE_REFUSED: &str = "challenge_refused";
     /// An activation challenge that violates its schema (`400`).
     pub const CHALLENGE_MALFORMED: &str = "challenge_malformed";
-    /// A body that is not a complete envelope of its kind, such as a
-    /// delivery report's `result` posted bare (`400`; the receiver-envelope
-    /// vectors' code).
-    pub const MISSING_ENVELOPE_FIELDS: &str = "missing_envelope_fields";
-    /// A body of no known kind and without a valid `idempotency_key`, or of
-    /// a kind the registration does not accept (`400`).
-    pub const UNKNOWN_PAYLOAD_KIND: &str = "unknown_payload_kind";
+    /// An activation challenge answered (`200`, the value echoed).
+    pub const CHALLENGE_ANSWERED: &str = "challenge_answered";
+    /// The application's registrations could not be read (`503`).
+    pub const SUBSCRIPTIONS_UNAVAILABLE: &str = "subscriptions_unavailable";
+    /// A re-emission (known `notification_id`, new `idempotency_key`)
+    /// delivered to the handler, marked [`Webhook::reemission_of`](crate::receiver::Webhook::reemission_of).
+    pub const REEMISSION: &str = "reemission";
     /// A re-emission (known `notification_id`, new `idempotency_key`) of a
     /// terminal task result: answered `2xx`, not delivered.
     pub const REEMISSION_SUPPRESSED: &str = "reemission_suppressed";

@@ -30,18 +30,23 @@
 //! delivery, and answer exactly the spec's challenge.
 
 mod answer;
+mod challenge;
 mod layer;
 mod metrics;
+mod subscriptions;
 mod webhook;
 
 pub use answer::{error_body, outcome_message};
 pub use layer::{ReceiverLayer, ReceiverService};
 pub use metrics::{outcome, Metrics};
+pub use subscriptions::{
+    DeliveryAuthMode, Registration, RegistrationError, StaticSubscriptions, SubscriptionScope, Subscriptions,
+    SubscriptionsError,
+};
 pub use webhook::Webhook;
 
-use crate::envelope::check_mcp_envelope;
-use crate::extract::PayloadFormat;
 use crate::jcs;
+use crate::payload::{AcceptKinds, Channel, WebhookPayload};
 use adcp_sigbase::clock::{Clock, SystemClock};
 use adcp_sigbase::Message;
 use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyStore, SenderKey};
@@ -92,6 +97,8 @@ pub struct Reply {
     retry_after: Option<u64>,
     outcome: &'static str,
     message: &'static str,
+    /// The body of a `2xx` that has one (a challenge's echo).
+    body: Option<Bytes>,
 }
 
 impl Reply {
@@ -102,6 +109,15 @@ impl Reply {
             retry_after: None,
             outcome,
             message: answer::outcome_message(outcome),
+            body: None,
+        }
+    }
+
+    /// `200` with the challenge response (`{"challenge": "<value>"}`).
+    fn challenge_answer(response: &serde_json::Value) -> Self {
+        Self {
+            body: Some(Bytes::from(response.to_string())),
+            ..Self::new(StatusCode::OK, outcome::CHALLENGE_ANSWERED)
         }
     }
 
@@ -153,14 +169,14 @@ impl Reply {
     #[must_use]
     pub fn into_response<B: From<Bytes>>(self) -> http::Response<B> {
         let success = self.status.is_success();
-        let body = if success {
-            Bytes::new()
-        } else {
-            answer::error_body(self.outcome, self.message)
+        let json = !success || self.body.is_some();
+        let body = match (success, self.body) {
+            (true, body) => body.unwrap_or_default(),
+            (false, _) => answer::error_body(self.outcome, self.message),
         };
         let mut response = http::Response::new(B::from(body));
         *response.status_mut() = self.status;
-        if !success {
+        if json {
             response
                 .headers_mut()
                 .insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -226,10 +242,18 @@ pub struct ReceiverConfig {
     /// absolute `@target-uri` (default `https`; behind a TLS-terminating
     /// proxy it is still `https`).
     pub scheme: String,
-    /// The envelope format of the registration (default MCP). A2A
-    /// deliveries carry no `idempotency_key`; they are deduplicated on
-    /// their payload fingerprint instead.
-    pub format: PayloadFormat,
+    /// The registration's channel, when the receiver serves one kind of
+    /// registration (a task's push notification config, an account's
+    /// notification configs, …): it decides the kinds expected. `None`
+    /// (the default): every kind is told apart by its shape, in the order
+    /// documented in [`crate::payload`]. A2A deliveries carry no
+    /// `idempotency_key`; they are deduplicated on their payload
+    /// fingerprint.
+    pub channel: Option<Channel>,
+    /// Whether a payload of no named kind that carries a valid
+    /// `idempotency_key` is delivered as [`PayloadKind::Generic`](crate::payload::PayloadKind)
+    /// (the default, forward compatible) or refused.
+    pub accept: AcceptKinds,
 }
 
 impl Default for ReceiverConfig {
@@ -237,7 +261,8 @@ impl Default for ReceiverConfig {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             scheme: "https".to_owned(),
-            format: PayloadFormat::Mcp,
+            channel: None,
+            accept: AcceptKinds::All,
         }
     }
 }
@@ -252,6 +277,7 @@ pub struct ReceiverBuilder {
     legacy_sender: Option<String>,
     config: ReceiverConfig,
     admission: Option<AdmissionMonitor>,
+    subscriptions: Option<Arc<dyn Subscriptions>>,
 }
 
 /// A receiver configuration that cannot work.
@@ -303,6 +329,18 @@ impl ReceiverBuilder {
         self
     }
 
+    /// The buyer's subscriber registrations: with them the receiver
+    /// answers activation challenges (RFC 9421-signed, every binding
+    /// checked, single-use) and refuses a notification to a registered URL
+    /// that does not match its registration (`403`, `subscription_mismatch`).
+    /// Without them a challenge is refused and notifications are not held
+    /// to a registration.
+    #[must_use]
+    pub fn subscriptions(mut self, subscriptions: Arc<dyn Subscriptions>) -> Self {
+        self.subscriptions = Some(subscriptions);
+        self
+    }
+
     /// Builds the receiver.
     ///
     /// # Errors
@@ -335,6 +373,7 @@ impl ReceiverBuilder {
                 clock: self.clock,
                 config: self.config,
                 metrics: Metrics::default(),
+                subscriptions: self.subscriptions,
             }),
         })
     }
@@ -348,6 +387,7 @@ struct Inner {
     clock: Arc<dyn Clock>,
     config: ReceiverConfig,
     metrics: Metrics,
+    subscriptions: Option<Arc<dyn Subscriptions>>,
 }
 
 /// The framework-agnostic receiver. Cheap to clone (one `Arc`); share one
@@ -413,6 +453,7 @@ impl Receiver {
             legacy_sender: None,
             config: ReceiverConfig::default(),
             admission: None,
+            subscriptions: None,
         }
     }
 
@@ -515,7 +556,19 @@ impl Receiver {
             return self.reply(Reply::new(StatusCode::BAD_REQUEST, outcome::TARGET_UNKNOWN));
         };
         let now = inner.clock.now();
-        let verified = match inner.mode.verify(&msg, &inner.verifier, inner.clock.as_ref()).await {
+        // Activation challenges are RFC 9421-signed even at URLs registered
+        // for legacy delivery: with registrations configured, a legacy
+        // receiver verifies an RFC 9421-signed request under the webhook
+        // profile, and then accepts nothing but a challenge from it.
+        let challenge_only = inner.subscriptions.is_some()
+            && inner.mode.is_legacy()
+            && msg.field_lines("signature-input").next().is_some();
+        let verified = if challenge_only {
+            inner.verifier.verify(&msg).await.map(VerifiedWebhook::Rfc9421)
+        } else {
+            inner.mode.verify(&msg, &inner.verifier, inner.clock.as_ref()).await
+        };
+        let verified = match verified {
             Ok(v) => v,
             Err(e) => return self.reply(verify_reply(&e)),
         };
@@ -536,13 +589,66 @@ impl Receiver {
                 adcp_verify::error::ErrorCode::BodyMalformed.message(adcp_verify::error::CodePrefix::Webhook),
             ));
         };
+        // One classification per delivery: the registration's channel when
+        // known, else the documented shape-detection order.
+        let typed = match WebhookPayload::classify(&payload, inner.config.channel, inner.config.accept) {
+            Ok(typed) => typed,
+            Err(e) => return self.reply(Reply::with_message(StatusCode::BAD_REQUEST, e.code(), e.message())),
+        };
+        // The registration of the URL it arrived at, if the buyer made one.
+        let registration = match &inner.subscriptions {
+            Some(subscriptions) => {
+                let canonical = match &verified {
+                    VerifiedWebhook::Rfc9421(signer) => Some(signer.target_uri.clone()),
+                    _ => adcp_canon::canonicalize_received(msg.target_uri())
+                        .ok()
+                        .map(adcp_canon::CanonicalUrl::into_string),
+                };
+                match canonical {
+                    Some(url) => match subscriptions.lookup(&url).await {
+                        Ok(found) => found,
+                        Err(e) => {
+                            tracing::error!(target: TRACING_TARGET, error = %e, "subscriptions unavailable: 503 (fail closed)");
+                            return self.reply(Reply::new(
+                                StatusCode::SERVICE_UNAVAILABLE,
+                                outcome::SUBSCRIPTIONS_UNAVAILABLE,
+                            ));
+                        }
+                    },
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        if let WebhookPayload::Challenge(challenge) = &typed {
+            // Never reaches the handler or an upstream.
+            return self.reply(
+                self.answer_challenge(challenge, &verified, registration.as_deref(), now)
+                    .await,
+            );
+        }
+        if challenge_only {
+            // An RFC 9421 delivery at a URL registered for legacy auth.
+            let e = adcp_verify::error::VerifyError::new(
+                adcp_verify::error::ErrorCode::ModeMismatch,
+                adcp_verify::error::CodePrefix::Webhook,
+                adcp_verify::error::Step::new(0),
+                "RFC 9421 delivery to a legacy registration",
+            );
+            return self.reply(verify_reply(&e));
+        }
+        if let Some(why) = registration
+            .as_deref()
+            .and_then(|r| Self::check_registration(&typed, r))
+        {
+            tracing::warn!(target: TRACING_TARGET, reason = why, "notification refused: subscription mismatch");
+            return self.reply(Reply::new(StatusCode::FORBIDDEN, outcome::SUBSCRIPTION_MISMATCH));
+        }
         let fingerprint = jcs::fingerprint(&payload);
-        let idempotency_key = match inner.config.format {
-            PayloadFormat::Mcp => match check_mcp_envelope(&payload) {
-                Ok(info) => info.idempotency_key.to_owned(),
-                Err(e) => return self.reply(Reply::with_message(StatusCode::BAD_REQUEST, e.code(), e.message())),
-            },
-            PayloadFormat::A2a => {
+        let idempotency_key = match typed.idempotency_key() {
+            Some(key) => key.to_owned(),
+            // A2A deliveries carry no key: their payload fingerprint is one.
+            None => {
                 let mut key = String::with_capacity(68);
                 key.push_str("a2a:");
                 for b in fingerprint {
@@ -552,6 +658,27 @@ impl Receiver {
             }
         };
         span.record("idempotency_key", idempotency_key.as_str());
+        // Notification identity: a known notification_id under a new key is
+        // a re-emission of the first delivery.
+        let reemission_of = match typed.notification_id() {
+            Some(id) => match inner.idempotency.notification_origin(&sender, id, now).await {
+                Ok(Some(first)) if first != idempotency_key => Some(first),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::error!(target: TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
+                    return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
+                }
+            },
+            None => None,
+        };
+        if reemission_of.is_some() && typed.is_terminal_task() {
+            // The schema: re-emissions MUST NOT republish terminal effects.
+            tracing::info!(target: TRACING_TARGET, "re-emission of a terminal task result: answered, not delivered");
+            return self.reply(Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED));
+        }
+        if reemission_of.is_some() {
+            self.inner.metrics.incr(outcome::REEMISSION);
+        }
         let event = SenderKey {
             sender: &sender,
             idempotency_key: &idempotency_key,
@@ -581,16 +708,17 @@ impl Receiver {
             }
         };
         Decision::Deliver(Delivery {
-            webhook: Webhook::new(
+            webhook: Webhook::new(webhook::Parts {
                 sender,
                 keyid,
-                verified.scheme(),
+                scheme: verified.scheme(),
                 idempotency_key,
-                inner.config.format,
-                body,
+                raw: body,
                 payload,
-                claim.attempt,
-            ),
+                typed,
+                reemission_of,
+                attempt: claim.attempt,
+            }),
             token: claim.token,
             span: span.clone(),
         })
@@ -610,7 +738,12 @@ impl Receiver {
             idempotency_key: w.idempotency_key(),
         };
         let now = self.inner.clock.now();
-        match self.inner.idempotency.complete(key, delivery.token, now).await {
+        match self
+            .inner
+            .idempotency
+            .complete_with_notification(key, delivery.token, w.notification_id(), now)
+            .await
+        {
             Ok(()) => {
                 self.inner.metrics.incr(outcome::ACCEPTED);
                 delivery.span.record("outcome", outcome::ACCEPTED);

@@ -1,6 +1,7 @@
 //! [`Webhook`]: what the application handler receives.
 
 use crate::extract::{self, ExtractError, PayloadFormat};
+use crate::payload::{PayloadKind, WebhookPayload};
 use adcp_verify::legacy::WebhookScheme;
 use bytes::Bytes;
 use serde_json::Value;
@@ -17,42 +18,23 @@ pub struct Webhook {
     inner: Arc<Parts>,
 }
 
+/// Everything the receiver established about one delivery.
 #[derive(Debug)]
-struct Parts {
-    sender: String,
-    keyid: Option<String>,
-    scheme: WebhookScheme,
-    idempotency_key: String,
-    format: PayloadFormat,
-    raw: Bytes,
-    payload: Value,
-    attempt: u32,
+pub(crate) struct Parts {
+    pub(crate) sender: String,
+    pub(crate) keyid: Option<String>,
+    pub(crate) scheme: WebhookScheme,
+    pub(crate) idempotency_key: String,
+    pub(crate) raw: Bytes,
+    pub(crate) payload: Value,
+    pub(crate) typed: WebhookPayload,
+    pub(crate) reemission_of: Option<String>,
+    pub(crate) attempt: u32,
 }
 
 impl Webhook {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        sender: String,
-        keyid: Option<String>,
-        scheme: WebhookScheme,
-        idempotency_key: String,
-        format: PayloadFormat,
-        raw: Bytes,
-        payload: Value,
-        attempt: u32,
-    ) -> Self {
-        Self {
-            inner: Arc::new(Parts {
-                sender,
-                keyid,
-                scheme,
-                idempotency_key,
-                format,
-                raw,
-                payload,
-                attempt,
-            }),
-        }
+    pub(crate) fn new(parts: Parts) -> Self {
+        Self { inner: Arc::new(parts) }
     }
 
     /// The authenticated sender identity: the signer's `agents[]` URL
@@ -75,17 +57,58 @@ impl Webhook {
         self.inner.scheme
     }
 
-    /// The dedup key: the payload's `idempotency_key` (MCP), or
-    /// `a2a:<payload fingerprint>` for A2A deliveries.
+    /// The dedup key: the payload's `idempotency_key` (every kind but
+    /// A2A), or `a2a:<payload fingerprint>` for A2A deliveries.
     #[must_use]
     pub fn idempotency_key(&self) -> &str {
         &self.inner.idempotency_key
     }
 
-    /// The registration's envelope format.
+    /// The envelope format: A2A for A2A task deliveries, MCP (an AdCP
+    /// envelope) for every other kind.
     #[must_use]
     pub fn format(&self) -> PayloadFormat {
-        self.inner.format
+        match self.inner.typed.kind() {
+            PayloadKind::A2aTask => PayloadFormat::A2a,
+            _ => PayloadFormat::Mcp,
+        }
+    }
+
+    /// The payload's kind.
+    #[must_use]
+    pub fn kind(&self) -> PayloadKind {
+        self.inner.typed.kind()
+    }
+
+    /// The typed payload ([`WebhookPayload`]), for the identity members
+    /// and the kind's own fields; [`Self::payload`] is the same body as a
+    /// JSON value.
+    #[must_use]
+    pub fn typed(&self) -> &WebhookPayload {
+        &self.inner.typed
+    }
+
+    /// The logical notification identity (`notification_id`), stable
+    /// across re-emissions, when the payload has one.
+    #[must_use]
+    pub fn notification_id(&self) -> Option<&str> {
+        self.inner.typed.notification_id()
+    }
+
+    /// The notification type (`notification_type`, or a list-change
+    /// webhook's `event`), when the payload has one.
+    #[must_use]
+    pub fn notification_type(&self) -> Option<&str> {
+        self.inner.typed.notification_type()
+    }
+
+    /// For a re-emission — a new `idempotency_key` carrying a
+    /// `notification_id` this sender already delivered — the first
+    /// delivery's `idempotency_key`. The handler sees a new delivery of a
+    /// known notification and can repair rather than re-apply.
+    #[must_use]
+    pub fn reemission_of(&self) -> Option<&str> {
+        self.inner.reemission_of.as_deref()
     }
 
     /// The exact bytes that were verified.
@@ -113,7 +136,7 @@ impl Webhook {
     ///
     /// [`ExtractError`].
     pub fn data(&self) -> Result<Option<&Value>, ExtractError> {
-        extract::extract(&self.inner.payload, Some(self.inner.format))
+        extract::extract(&self.inner.payload, Some(self.format()))
     }
 }
 

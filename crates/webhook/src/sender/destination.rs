@@ -187,6 +187,7 @@ impl Destination {
 pub struct DestinationPolicy {
     inner: adcp_jwks::destination::DestinationPolicy,
     plain_http_loopback: bool,
+    plain_http_any_host: bool,
 }
 
 impl DestinationPolicy {
@@ -196,6 +197,7 @@ impl DestinationPolicy {
         Self {
             inner: policy,
             plain_http_loopback: false,
+            plain_http_any_host: false,
         }
     }
 
@@ -221,13 +223,31 @@ impl DestinationPolicy {
         Self {
             inner: adcp_jwks::destination::DestinationPolicy::from_ssrf_policy(ssrf),
             plain_http_loopback: true,
+            plain_http_any_host: self.plain_http_any_host,
         }
     }
 
-    /// Whether plain HTTP to loopback is allowed.
+    /// **Local development only** (`adcp-sig activate --allow-http`).
+    /// Everything [`dangerously_allow_plain_http_loopback`](Self::dangerously_allow_plain_http_loopback)
+    /// allows, plus `http://` to a DNS name (`http://localhost:8080/`).
+    /// Every other rule stays: no userinfo, the port policy, and every
+    /// reserved range but loopback refused, for literals here and for
+    /// every resolved address at connect time. Never enable it in
+    /// production: plain HTTP gives up the transport integrity the
+    /// signature does not cover (the response).
+    #[must_use]
+    pub fn dangerously_allow_plain_http(self) -> Self {
+        Self {
+            plain_http_any_host: true,
+            ..self.dangerously_allow_plain_http_loopback()
+        }
+    }
+
+    /// Whether plain HTTP is allowed (to loopback at least): the client
+    /// is then not HTTPS-only.
     #[must_use]
     pub fn allows_plain_http_loopback(&self) -> bool {
-        self.plain_http_loopback
+        self.plain_http_loopback || self.plain_http_any_host
     }
 
     /// The `adcp-jwks` policy in force.
@@ -250,7 +270,9 @@ impl DestinationPolicy {
                 Some(Host::Ipv6(ip)) => ip.is_loopback(),
                 _ => false,
             };
-            if !loopback {
+            // In development mode any host may use plain HTTP; its literal
+            // is range-checked below and a name's addresses at connect time.
+            if !loopback && !self.plain_http_any_host {
                 return Err(SsrfError::SchemeNotAllowed);
             }
             let mut as_https = parsed.clone();
@@ -308,5 +330,18 @@ mod tests {
             test.check("http://user:pw@127.0.0.1/"),
             Err(SsrfError::CredentialsInUrl)
         ));
+        let dev = DestinationPolicy::default().dangerously_allow_plain_http();
+        assert!(dev.allows_plain_http_loopback());
+        assert!(dev.check("http://localhost:8080/h").is_ok());
+        assert!(dev.check("http://127.0.0.1:8080/h").is_ok());
+        assert!(matches!(
+            dev.check("http://10.0.0.1/h"),
+            Err(SsrfError::ReservedAddress(_))
+        ));
+        assert!(matches!(
+            dev.check("http://169.254.169.254/"),
+            Err(SsrfError::ReservedAddress(_))
+        ));
+        assert_eq!(dev.check("ftp://127.0.0.1/"), Err(SsrfError::SchemeNotAllowed));
     }
 }

@@ -24,10 +24,20 @@
 //! 4. Every attempt produces an [`AttemptRecord`] (the spec's
 //!    `webhook_activity` shape), handed to the [`DeliveryObserver`] as it
 //!    happens and returned in the [`DeliveryReport`].
+//!
+//! Before a `notification_configs[]` subscriber is treated as active, the
+//! same sender runs the endpoint ownership proof:
+//! [`WebhookSender::activate`] with an [`Activation`] (same SSRF rules,
+//! pinned client and signing key).
 
+mod activation;
 mod destination;
 mod retry;
 
+pub use activation::{
+    Activation, ActivationError, ActivationOutcome, ActivationReport, ChallengeScope, EchoError, EchoMember,
+    ACCOUNT_EVENT_TYPES, AGENT_EVENT_TYPES, DEFAULT_ACTIVATION_TIMEOUT, MAX_ACTIVATION_TIMEOUT, MAX_RESPONSE_BYTES,
+};
 pub use destination::{DeliveryAuth, Destination, DestinationError, DestinationPolicy};
 pub use retry::{parse_retry_after, RetryPolicy, RetryPolicyError};
 

@@ -1,0 +1,164 @@
+//! `--subscriptions FILE`: the buyer's subscriber registrations, so the
+//! gateway answers sellers' activation challenges itself and holds each
+//! notification to the registration of the URL it arrived at.
+//!
+//! The file is a JSON array; each entry has exactly these members:
+//! `url`, `seller_agent_url`, `subscriber_id`, `account_id` or
+//! `"scope": "agent"`, `delivery_auth` (`{"mode": "rfc9421"}`, or a legacy
+//! `Bearer` / `HMAC-SHA256` mode with its `credential_fingerprint`),
+//! `event_types`, `active`, and for the legacy modes `credential_file`: the
+//! file holding the credential (one trailing newline removed), whose
+//! SHA-256 must equal the fingerprint — checked at start-up. Deliveries to
+//! a legacy registration's URL are verified with that credential, and
+//! only there.
+
+use adcp_verify::legacy::{BearerToken, HmacSecrets, WebhookAuthMode};
+use adcp_webhook::receiver::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// One entry of the file, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    url: String,
+    seller_agent_url: String,
+    subscriber_id: String,
+    account_id: Option<String>,
+    scope: Option<String>,
+    delivery_auth: Auth,
+    event_types: Vec<String>,
+    active: bool,
+    credential_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Auth {
+    mode: String,
+    credential_fingerprint: Option<String>,
+}
+
+/// The registrations, and the legacy ones' verification mode by canonical
+/// URL.
+#[derive(Clone)]
+pub struct LoadedSubscriptions {
+    /// Every registration.
+    pub subscriptions: StaticSubscriptions,
+    /// For each legacy registration: its canonical URL, the verification
+    /// mode built from its credential, and the seller it binds to.
+    pub legacy: Vec<(String, WebhookAuthMode, String)>,
+}
+
+impl std::fmt::Debug for LoadedSubscriptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedSubscriptions")
+            .field("subscriptions", &self.subscriptions)
+            .field(
+                "legacy",
+                &self
+                    .legacy
+                    .iter()
+                    .map(|(url, mode, _)| (url, mode.scheme()))
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// Reads and checks `path` (relative `credential_file`s are relative to it).
+///
+/// # Errors
+///
+/// A message naming the entry and the problem.
+pub fn load(path: &Path) -> Result<LoadedSubscriptions, String> {
+    let flag = format!("--subscriptions {}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{flag}: {e}"))?;
+    let entries: Vec<Entry> = serde_json::from_str(&text).map_err(|e| format!("{flag}: {e}"))?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut subscriptions = StaticSubscriptions::new();
+    let mut legacy = Vec::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        let at = format!("{flag}: entry {i} ({})", entry.url);
+        let scope = match (entry.account_id, entry.scope.as_deref()) {
+            (Some(account), None) => SubscriptionScope::Account(account),
+            (None, Some("agent")) => SubscriptionScope::Agent,
+            _ => return Err(format!("{at}: give either account_id or \"scope\": \"agent\"")),
+        };
+        let fingerprint = entry.delivery_auth.credential_fingerprint.as_deref();
+        let delivery_auth = DeliveryAuthMode::from_wire(&entry.delivery_auth.mode, fingerprint).ok_or_else(|| {
+            format!(
+                "{at}: delivery_auth must be {{\"mode\": \"rfc9421\"}} or a Bearer / HMAC-SHA256 mode with a 64-hex-digit credential_fingerprint"
+            )
+        })?;
+        let mode = match (&delivery_auth, &entry.credential_file) {
+            (DeliveryAuthMode::Rfc9421, None) => None,
+            (DeliveryAuthMode::Rfc9421, Some(_)) => {
+                return Err(format!(
+                    "{at}: credential_file applies to legacy delivery_auth modes only"
+                ))
+            }
+            (legacy_mode, Some(file)) => {
+                let file = if file.is_relative() {
+                    base.join(file)
+                } else {
+                    file.clone()
+                };
+                let credential = read_credential(&file).map_err(|e| format!("{at}: credential_file: {e}"))?;
+                let digest = hex(&Sha256::digest(credential.as_bytes()));
+                if Some(digest.as_str()) != legacy_mode.credential_fingerprint() {
+                    return Err(format!(
+                        "{at}: the credential's SHA-256 does not match delivery_auth.credential_fingerprint"
+                    ));
+                }
+                Some(match legacy_mode {
+                    DeliveryAuthMode::Bearer { .. } => WebhookAuthMode::Bearer {
+                        token: BearerToken::new(&credential).map_err(|e| format!("{at}: {e}"))?,
+                    },
+                    _ => WebhookAuthMode::HmacSha256 {
+                        secrets: HmacSecrets::new(&credential).map_err(|e| format!("{at}: {e}"))?,
+                    },
+                })
+            }
+            (_, None) => return Err(format!("{at}: a legacy delivery_auth mode needs credential_file")),
+        };
+        let registration = Registration {
+            url: entry.url.clone(),
+            seller_agent_url: entry.seller_agent_url.clone(),
+            subscriber_id: entry.subscriber_id,
+            scope,
+            delivery_auth,
+            event_types: entry.event_types.into_iter().collect::<BTreeSet<_>>(),
+            active: entry.active,
+        };
+        subscriptions = subscriptions.with(registration).map_err(|e| format!("{at}: {e}"))?;
+        if let Some(mode) = mode {
+            let canonical = adcp_canon::canonicalize(&entry.url)
+                .map_err(|e| format!("{at}: {e}"))?
+                .into_string();
+            legacy.push((canonical, mode, entry.seller_agent_url));
+        }
+    }
+    Ok(LoadedSubscriptions { subscriptions, legacy })
+}
+
+/// The file's content with one trailing newline (`\n` or `\r\n`) removed.
+fn read_credential(path: &Path) -> Result<String, String> {
+    let mut text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    if text.is_empty() {
+        return Err(format!("{} is empty", path.display()));
+    }
+    Ok(text)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
