@@ -108,3 +108,115 @@ async fn store_down_means_not_ready_and_503_and_nothing_forwarded() {
     assert_eq!(upstream.applied_keys(), [a.idempotency_key().as_str()]);
     handle.shutdown().await.unwrap();
 }
+
+/// Every AdCP 3.2 payload kind (the project's fixtures, but A2A — deduped
+/// on its fingerprint — and the challenges, answered not forwarded) through
+/// one gateway on `store`: forwarded once with its identity headers, a
+/// retry not forwarded, the same key with another payload `409`, and a
+/// re-emission forwarded marked with the first key.
+async fn every_kind_through_the_gateway(store: &str, namespace: &str) {
+    use adcp_webhook::payload::PayloadKind;
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let handle = gateway(&seller, store, namespace, upstream.url()).await;
+    let url = format!("{}{}", handle.base_url(), common::PATH);
+    let sign = |body: &serde_json::Value| {
+        let event = adcp_sign::WebhookEvent::from_json_bytes(body.to_string()).unwrap();
+        let url = url.clone();
+        let signer = &seller.signer;
+        async move { signer.sign_webhook(&url, &event).await.unwrap() }
+    };
+    let mut forwarded = 0;
+    for kind in PayloadKind::ALL {
+        if matches!(
+            kind,
+            PayloadKind::A2aTask | PayloadKind::AccountChallenge | PayloadKind::AgentChallenge
+        ) {
+            continue;
+        }
+        let path = format!(
+            "{}/../webhook/tests/fixtures/payloads/{}.json",
+            env!("CARGO_MANIFEST_DIR"),
+            kind.as_str()
+        );
+        let body: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let key = body["idempotency_key"].as_str().unwrap().to_owned();
+        assert_eq!(send(&handle, &sign(&body).await, None).await, (200, None), "{kind:?}");
+        forwarded += 1;
+        assert_eq!(upstream.applied_keys().len(), forwarded, "{kind:?}");
+        {
+            let applied = upstream.seen.applied.lock().unwrap();
+            let headers = &applied.last().unwrap().0;
+            assert_eq!(headers["x-adcp-idempotency-key"], key.as_str());
+            match body.get("notification_id").and_then(serde_json::Value::as_str) {
+                Some(id) => assert_eq!(headers["x-adcp-notification-id"], id, "{kind:?}"),
+                None => assert!(headers.get("x-adcp-notification-id").is_none(), "{kind:?}"),
+            }
+        }
+        assert_eq!(
+            send(&handle, &sign(&body).await, None).await,
+            (200, None),
+            "{kind:?} retry"
+        );
+        let mut changed = body.clone();
+        changed["x_changed"] = serde_json::json!(1);
+        assert_eq!(
+            send(&handle, &sign(&changed).await, None).await.0,
+            409,
+            "{kind:?} conflict"
+        );
+        assert_eq!(upstream.applied_keys().len(), forwarded, "{kind:?} not forwarded again");
+        if body.get("notification_id").is_some() && kind != PayloadKind::McpTask {
+            let mut again = body.clone();
+            again["idempotency_key"] = serde_json::json!(format!("reemitted-{}", kind.as_str()));
+            assert_eq!(
+                send(&handle, &sign(&again).await, None).await,
+                (200, None),
+                "{kind:?} re-emission"
+            );
+            forwarded += 1;
+            let applied = upstream.seen.applied.lock().unwrap();
+            assert_eq!(
+                applied.last().unwrap().0["x-adcp-reemission-of"],
+                key.as_str(),
+                "{kind:?}"
+            );
+        }
+    }
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_through_the_gateway_on_sqlite() {
+    let dir = common::TempDir::new("kinds");
+    every_kind_through_the_gateway(&dir.sqlite(), "adcp").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_through_the_gateway_on_redis() {
+    let namespace = unique("kinds_redis");
+    every_kind_through_the_gateway(&redis_url(), &namespace).await;
+    let options = adcp_store::redis::RedisOptions {
+        key_prefix: namespace,
+        ..adcp_store::redis::RedisOptions::default()
+    };
+    let store = adcp_store::redis::RedisStore::connect(&redis_url(), options)
+        .await
+        .unwrap();
+    store.delete_all().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_through_the_gateway_on_postgres() {
+    let namespace = unique("kinds_pg");
+    every_kind_through_the_gateway(&database_url(), &namespace).await;
+    let options = adcp_store::postgres::PostgresOptions {
+        schema: namespace,
+        pool_size: 1,
+        ..adcp_store::postgres::PostgresOptions::default()
+    };
+    let store = adcp_store::postgres::PostgresStore::connect(&database_url(), options)
+        .await
+        .unwrap();
+    store.drop_schema().await.unwrap();
+}

@@ -104,6 +104,16 @@ impl Server {
             assert!(Instant::now() < deadline, "redis-server did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
+        // Whoever answers on the port must be our child, not a server that
+        // already held it (ours then exits on a failed bind).
+        std::thread::sleep(Duration::from_millis(50));
+        if let Some(child) = self.child.as_mut() {
+            assert!(
+                matches!(child.try_wait(), Ok(None)),
+                "redis-server on port {} exited at start (port taken?)",
+                self.port
+            );
+        }
     }
 
     /// SIGKILL: no graceful shutdown, only the AOF survives.
@@ -128,12 +138,26 @@ impl Drop for Server {
 }
 
 /// A port nothing listens on right now.
+///
+/// Taken from 15000–21999, below the kernel's ephemeral range (32768+), with
+/// `port + 10000` free too: a cluster node also binds its bus port there,
+/// and an ephemeral port handed to a client or to `bind(0)` elsewhere can
+/// then never be one of them. Each process walks its own stride of the
+/// range, and a port is returned once per process.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    const LOW: u32 = 15_000;
+    const SPAN: u32 = 7_000;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let start = (std::process::id() % 700) * 10;
+    let bindable = |port: u32| u16::try_from(port).is_ok_and(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok());
+    for _ in 0..SPAN {
+        let offset = (start + NEXT.fetch_add(1, Ordering::Relaxed) as u32) % SPAN;
+        let port = LOW + offset;
+        if bindable(port) && bindable(port + 10_000) {
+            return u16::try_from(port).unwrap_or(0);
+        }
+    }
+    panic!("no free port pair in {LOW}..{}", LOW + SPAN);
 }
 
 /// A fresh directory name under the system temp dir.

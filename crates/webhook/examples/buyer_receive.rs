@@ -1,6 +1,8 @@
 //! A buyer's webhook endpoint with axum: the receiver layer verifies each
 //! delivery and applies it once; the handler only sees verified, claimed
-//! events.
+//! events — task updates at `/webhooks/adcp`, and at
+//! `/webhooks/notifications` the notifications of an account-level
+//! subscription, whose activation challenge the receiver answers itself.
 //!
 //! ```text
 //! cargo run -p adcp-webhook --example buyer_receive                       # 127.0.0.1:3000
@@ -17,7 +19,11 @@ mod demo;
 
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
 use adcp_verify::keys::StaticKeyResolver;
-use adcp_webhook::receiver::{Receiver, ReceiverConfig, ReceiverLayer, Webhook};
+use adcp_webhook::payload::WebhookPayload;
+use adcp_webhook::receiver::{
+    DeliveryAuthMode, Receiver, ReceiverConfig, ReceiverLayer, Registration, StaticSubscriptions, SubscriptionScope,
+    Webhook,
+};
 use axum::routing::post;
 use axum::Router;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,44 +40,72 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // seller's agent URL) and one durable store for both dedup duties.
     let keys = StaticKeyResolver::new().with_jwks(&demo::seller_jwks()?, demo::AGENT_URL);
     let store = Arc::new(SqliteStore::open(&db, SqliteOptions::default())?);
+    // The account-level subscription this buyer registered with the seller
+    // (its `notification_configs[]` entry): the receiver answers the
+    // seller's activation challenge for it and holds its notifications to
+    // it.
+    let subscriptions = StaticSubscriptions::new().with(Registration {
+        url: format!("http://{bind}/webhooks/notifications"),
+        seller_agent_url: demo::AGENT_URL.to_owned(),
+        subscriber_id: demo::SUBSCRIBER_ID.to_owned(),
+        scope: SubscriptionScope::Account(demo::ACCOUNT_ID.to_owned()),
+        delivery_auth: DeliveryAuthMode::Rfc9421,
+        event_types: [demo::EVENT_TYPE.to_owned()].into_iter().collect(),
+        active: true,
+    })?;
     let receiver = Receiver::builder_with_store(Arc::new(keys), store)
         .config(ReceiverConfig {
             // The demo listens on plain HTTP; behind TLS keep the default `https`.
             scheme: "http".to_owned(),
             ..ReceiverConfig::default()
         })
+        .subscriptions(Arc::new(subscriptions))
         .build()?;
 
     let applied = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(tokio::sync::Notify::new());
     let (a, d) = (Arc::clone(&applied), Arc::clone(&done));
-    let app = Router::new().route(
-        "/webhooks/adcp",
-        post(move |webhook: Webhook| {
-            let (a, d) = (Arc::clone(&a), Arc::clone(&d));
-            async move {
-                // Correlate by the payload's operation_id, never by the URL.
-                let payload = webhook.payload();
-                println!(
+    let handler = move |webhook: Webhook| {
+        let (a, d) = (Arc::clone(&a), Arc::clone(&d));
+        async move {
+            match webhook.typed() {
+                // Correlate a task by the payload's operation_id, never by the URL.
+                WebhookPayload::McpTask(task) => println!(
                     "applied {} from {} (operation {}, status {}): {}",
                     webhook.idempotency_key(),
                     webhook.sender(),
-                    payload["operation_id"],
-                    payload["status"],
+                    task.operation_id.as_deref().unwrap_or("-"),
+                    task.status.as_str(),
                     webhook
                         .data()
                         .ok()
                         .flatten()
                         .map_or_else(String::new, ToString::to_string),
-                );
-                if a.fetch_add(1, Ordering::SeqCst) + 1 == max_events {
-                    d.notify_one();
-                }
-                "ok"
+                ),
+                // Notifications: one logical event per notification_id; a
+                // re-emission says which delivery it repeats.
+                other => println!(
+                    "applied {} from {} ({} notification {} of kind {}{})",
+                    webhook.idempotency_key(),
+                    webhook.sender(),
+                    other.notification_type().unwrap_or("-"),
+                    other.notification_id().unwrap_or("-"),
+                    other.kind().as_str(),
+                    webhook
+                        .reemission_of()
+                        .map_or_else(String::new, |first| format!(", re-emission of {first}")),
+                ),
             }
-        })
-        .layer(ReceiverLayer::new(receiver.clone())),
-    );
+            if a.fetch_add(1, Ordering::SeqCst) + 1 == max_events {
+                d.notify_one();
+            }
+            "ok"
+        }
+    };
+    let app = Router::new()
+        .route("/webhooks/adcp", post(handler.clone()))
+        .route("/webhooks/notifications", post(handler))
+        .layer(ReceiverLayer::new(receiver.clone()));
 
     let listener = tokio::net::TcpListener::bind(&bind).await?;
     println!("buyer listening on http://{bind}/webhooks/adcp (dedup store {db})");

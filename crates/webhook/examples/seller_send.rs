@@ -16,9 +16,10 @@
 mod demo;
 
 use adcp_sign::HttpSigner;
+use adcp_sign::WebhookEvent;
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};
 use adcp_webhook::sender::{
-    AttemptRecord, DeliveryObserver, Destination, DestinationPolicy, RetryPolicy, WebhookSender,
+    Activation, AttemptRecord, DeliveryObserver, Destination, DestinationPolicy, RetryPolicy, WebhookSender,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,6 +75,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let report = sender.deliver(&destination, &event).await;
         println!("event {} -> {:?}", event.idempotency_key().as_str(), report.outcome);
         first.get_or_insert(event);
+    }
+    // An account-level subscription (`--notify URL`): prove the buyer
+    // controls the URL, then notify it.
+    let notify = demo::arg("--notify", "");
+    if !notify.is_empty() {
+        let activation = Activation::account(
+            notify.as_str(),
+            demo::ACCOUNT_ID,
+            demo::SUBSCRIBER_ID,
+            demo::AGENT_URL,
+            [demo::EVENT_TYPE],
+        )?;
+        let report = sender.activate(&activation).await;
+        println!("activation of {notify} -> {}", report.outcome.code());
+        if report.outcome.is_activated() {
+            let notification = WebhookEvent::new(&serde_json::json!({
+                "notification_id": "crv_demo_15s.review.1",
+                "notification_type": demo::EVENT_TYPE,
+                "fired_at": "2026-04-18T12:05:11Z",
+                "subscriber_id": demo::SUBSCRIBER_ID,
+                "account_id": demo::ACCOUNT_ID,
+                "creative_id": "crv_demo_15s",
+                "transition": {"from": "pending_review", "to": "approved", "observed_at": "2026-04-18T12:04:58Z"},
+                "reason_code": "review_passed",
+                "initiator": "seller",
+            }))?;
+            let report = sender.deliver(&Destination::new(notify.as_str()), &notification).await;
+            println!(
+                "notification {} -> {:?}",
+                notification.idempotency_key().as_str(),
+                report.outcome
+            );
+        }
     }
     if let Some(event) = first {
         let report = sender.deliver(&destination, &event).await;

@@ -58,9 +58,10 @@ fn start(path: &PathBuf, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<Str
     (child, rx)
 }
 
-fn seller(path: &PathBuf, url: &str, events: &str) -> String {
+fn seller(path: &PathBuf, url: &str, events: &str, extra: &[&str]) -> String {
     let out = Command::new(path)
         .args(["--url", url, "--events", events])
+        .args(extra)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -98,27 +99,44 @@ fn seller_send_to_buyer_receive_and_custom_stack() {
     let dir = std::env::temp_dir().join(format!("adcp-webhook-examples-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
 
-    // axum + SQLite buyer: three events applied, the re-send acknowledged.
+    // axum + SQLite buyer: three task events applied, the re-send
+    // acknowledged; the subscription activated, then its notification
+    // applied.
     let port = free_port();
     let bind = format!("127.0.0.1:{port}");
     let db = dir.join("dedup.sqlite");
     let (mut buyer, rx) = start(
         &buyer_bin,
-        &["--bind", &bind, "--db", db.to_str().unwrap(), "--max-events", "3"],
+        &["--bind", &bind, "--db", db.to_str().unwrap(), "--max-events", "4"],
     );
-    let out = seller(&seller_bin, &format!("http://{bind}/webhooks/adcp"), "3");
-    assert_eq!(out.matches("-> Delivered { status: 200 }").count(), 4, "{out}");
+    let notify = format!("http://{bind}/webhooks/notifications");
+    let out = seller(
+        &seller_bin,
+        &format!("http://{bind}/webhooks/adcp"),
+        "3",
+        &["--notify", &notify],
+    );
+    assert_eq!(out.matches("-> Delivered { status: 200 }").count(), 5, "{out}");
     assert!(out.contains("a duplicate: acknowledged, not applied twice"), "{out}");
+    assert!(out.contains(&format!("activation of {notify} -> activated")), "{out}");
     let lines = collect(&rx, |l| l.starts_with("outcomes:"));
     assert_eq!(
         lines.iter().filter(|l| l.starts_with("applied ")).count(),
-        3,
+        4,
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l.contains("op_demo_001")), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("creative.status_changed notification crv_demo_15s.review.1")),
+        "{lines:?}"
+    );
     let outcomes = lines.last().unwrap();
     assert!(
-        outcomes.contains("\"accepted\": 3") && outcomes.contains("\"duplicate\": 1"),
+        outcomes.contains("\"accepted\": 4")
+            && outcomes.contains("\"duplicate\": 1")
+            && outcomes.contains("\"challenge_answered\": 1"),
         "{outcomes}"
     );
     assert!(buyer.wait().unwrap().success());
@@ -127,7 +145,7 @@ fn seller_send_to_buyer_receive_and_custom_stack() {
     let port = free_port();
     let bind = format!("127.0.0.1:{port}");
     let (mut custom, rx) = start(&custom_bin, &["--bind", &bind]);
-    let out = seller(&seller_bin, &format!("http://{bind}/webhooks/adcp"), "2");
+    let out = seller(&seller_bin, &format!("http://{bind}/webhooks/adcp"), "2", &[]);
     assert_eq!(out.matches("-> Delivered { status: 200 }").count(), 3, "{out}");
     let mut applying = 0;
     let lines = collect(&rx, |l| {

@@ -162,3 +162,83 @@ fn read_credential(path: &Path) -> Result<String, String> {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    /// Writes `entries` (and an HMAC secret file) to a fresh directory and
+    /// loads them.
+    fn load_json(entries: &serde_json::Value) -> Result<LoadedSubscriptions, String> {
+        let dir = std::env::temp_dir().join(format!(
+            "adcp-gateway-subscriptions-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("secret"), "0123456789abcdef0123456789abcdef-secret\r\n").unwrap();
+        let path = dir.join("subscriptions.json");
+        std::fs::write(&path, entries.to_string()).unwrap();
+        let loaded = load(&path);
+        std::fs::remove_dir_all(&dir).unwrap();
+        loaded
+    }
+
+    fn entry() -> serde_json::Value {
+        serde_json::json!({"url": "https://buyer.example/hooks", "seller_agent_url": "https://seller.example/mcp",
+            "subscriber_id": "desk-1", "account_id": "acct_1", "delivery_auth": {"mode": "rfc9421"},
+            "event_types": ["creative.status_changed"], "active": true})
+    }
+
+    fn fingerprint() -> String {
+        hex(&Sha256::digest(b"0123456789abcdef0123456789abcdef-secret"))
+    }
+
+    #[test]
+    fn registrations_load_and_legacy_credentials_match_their_fingerprint() {
+        let mut legacy = entry();
+        legacy["url"] = serde_json::json!("https://buyer.example/legacy");
+        legacy["delivery_auth"] = serde_json::json!({"mode": "HMAC-SHA256", "credential_fingerprint": fingerprint()});
+        legacy["credential_file"] = serde_json::json!("secret");
+        let loaded = load_json(&serde_json::json!([entry(), legacy])).unwrap();
+        assert_eq!(loaded.subscriptions.len(), 2);
+        assert_eq!(loaded.legacy.len(), 1);
+        assert_eq!(loaded.legacy[0].0, "https://buyer.example/legacy");
+        assert_eq!(loaded.legacy[0].2, "https://seller.example/mcp");
+    }
+
+    #[test]
+    fn every_misconfiguration_is_refused_at_start_up() {
+        type Edit = fn(&mut serde_json::Value);
+        let edits: [(&str, Edit); 7] = [
+            ("unknown member", |e| e["extra"] = serde_json::json!(1)),
+            ("account and scope", |e| e["scope"] = serde_json::json!("agent")),
+            ("neither account nor scope", |e| {
+                e.as_object_mut().unwrap().remove("account_id");
+            }),
+            ("legacy without credential_file", |e| {
+                e["delivery_auth"] = serde_json::json!({"mode": "Bearer", "credential_fingerprint": "a".repeat(64)});
+            }),
+            ("fingerprint mismatch", |e| {
+                e["delivery_auth"] =
+                    serde_json::json!({"mode": "HMAC-SHA256", "credential_fingerprint": "a".repeat(64)});
+                e["credential_file"] = serde_json::json!("secret");
+            }),
+            ("credential_file with rfc9421", |e| {
+                e["credential_file"] = serde_json::json!("secret")
+            }),
+            ("bad url", |e| e["url"] = serde_json::json!("not a url")),
+        ];
+        for (what, edit) in edits {
+            let mut e = entry();
+            edit(&mut e);
+            assert!(load_json(&serde_json::json!([e])).is_err(), "{what}");
+        }
+        // The same URL twice.
+        assert!(load_json(&serde_json::json!([entry(), entry()])).is_err());
+    }
+}

@@ -12,6 +12,12 @@ use adcp_sign::{Algorithm, SoftwareSigner};
 pub const AGENT_URL: &str = "https://seller.example/mcp";
 /// The demo key's `kid`.
 pub const KID: &str = "demo-seller-ed25519";
+/// The seller account the buyer's notification subscription belongs to.
+pub const ACCOUNT_ID: &str = "acct_demo";
+/// The buyer-chosen subscriber identifier of that subscription.
+pub const SUBSCRIBER_ID: &str = "trafficking-desk";
+/// The event type it subscribes to.
+pub const EVENT_TYPE: &str = "creative.status_changed";
 
 /// The demo seller key (Ed25519 from a fixed, public seed).
 pub fn seller_key() -> Result<SoftwareSigner, adcp_sign::SignError> {

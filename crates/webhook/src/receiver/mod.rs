@@ -589,12 +589,6 @@ impl Receiver {
                 adcp_verify::error::ErrorCode::BodyMalformed.message(adcp_verify::error::CodePrefix::Webhook),
             ));
         };
-        // One classification per delivery: the registration's channel when
-        // known, else the documented shape-detection order.
-        let typed = match WebhookPayload::classify(&payload, inner.config.channel, inner.config.accept) {
-            Ok(typed) => typed,
-            Err(e) => return self.reply(Reply::with_message(StatusCode::BAD_REQUEST, e.code(), e.message())),
-        };
         // The registration of the URL it arrived at, if the buyer made one.
         let registration = match &inner.subscriptions {
             Some(subscriptions) => {
@@ -619,6 +613,20 @@ impl Receiver {
                 }
             }
             None => None,
+        };
+        // One classification per delivery: the channel the registration of
+        // this URL implies (account- or agent-level notifications), else the
+        // configured one, else the documented shape-detection order.
+        let channel = registration
+            .as_deref()
+            .map(|r| match r.scope {
+                SubscriptionScope::Account(_) => Channel::AccountNotifications,
+                SubscriptionScope::Agent => Channel::AgentNotifications,
+            })
+            .or(inner.config.channel);
+        let typed = match WebhookPayload::classify(&payload, channel, inner.config.accept) {
+            Ok(typed) => typed,
+            Err(e) => return self.reply(Reply::with_message(StatusCode::BAD_REQUEST, e.code(), e.message())),
         };
         if let WebhookPayload::Challenge(challenge) = &typed {
             // Never reaches the handler or an upstream.
