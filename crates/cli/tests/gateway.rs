@@ -602,6 +602,7 @@ async fn subscriptions_challenges_notifications_and_legacy_registrations() {
     note["idempotency_key"] = serde_json::json!("note-key-000000000001");
     note["notification_id"] = serde_json::json!("crv_1.review.1");
     note["subscriber_id"] = serde_json::json!("desk-1");
+    note["account_id"] = serde_json::json!("acct_1");
     let signed = sign_json(&seller, "https://buyer.example/hooks", &note).await;
     assert_eq!(send_to(&handle, &signed).await.0, 200);
     let mut again = note.clone();

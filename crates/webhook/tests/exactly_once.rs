@@ -486,13 +486,21 @@ async fn lifecycle(instance: Instance) {
     // Notifications to registered URLs are held to their registration.
     let mut note = fixture("creative_status_changed");
     note["subscriber_id"] = serde_json::json!("desk-1");
+    note["account_id"] = serde_json::json!("acct_1");
     note["idempotency_key"] = serde_json::json!("registered-000000000000001");
     note["notification_id"] = serde_json::json!("note-registered-1");
     let (status, _, seen) = deliver(&receiver, signed(&signer, &hooks, &note).await).await;
     assert_eq!((status, seen.is_some()), (200, true));
     let mut purged = fixture("creative_purged");
     purged["subscriber_id"] = serde_json::json!("desk-1");
+    purged["account_id"] = serde_json::json!("acct_1");
     for (what, path, mut body, edit) in [
+        (
+            "other account",
+            "/hooks",
+            note.clone(),
+            ("account_id", serde_json::json!("acct_9")),
+        ),
         (
             "other subscriber",
             "/hooks",
@@ -519,6 +527,42 @@ async fn lifecycle(instance: Instance) {
         assert_eq!((status, seen.is_none()), (403, true), "{what}: {error}");
         assert_eq!(error["error"], outcome::SUBSCRIPTION_MISMATCH);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrations_bind_the_seller_and_invalid_notification_ids_are_not_tracked() {
+    let (signer, jwks) = seller(Algorithm::Ed25519, "seller-lifecycle");
+    let (other, other_jwks) = seller(Algorithm::Ed25519, "other-seller");
+    let keys: Arc<dyn adcp_verify::keys::KeyResolver> = Arc::new(
+        adcp_verify::keys::StaticKeyResolver::new()
+            .with_jwks(&jwks, AGENT_URL)
+            .with_jwks(&other_jwks, "https://other-seller.example/mcp"),
+    );
+    let account = SubscriptionScope::Account("acct_1".to_owned());
+    let subscriptions = StaticSubscriptions::new()
+        .with(registration("/hooks", account, DeliveryAuthMode::Rfc9421, true))
+        .unwrap();
+    let receiver = Receiver::builder(keys, memory_replay(), memory_idempotency())
+        .subscriptions(Arc::new(subscriptions))
+        .build()
+        .unwrap();
+    let mut note = fixture("creative_status_changed");
+    note["subscriber_id"] = serde_json::json!("desk-1");
+    note["account_id"] = serde_json::json!("acct_1");
+    // Another seller, whose own signature verifies, at this registration's URL.
+    let (status, error, seen) = deliver(&receiver, signed(&other, &format!("{BUYER}/hooks"), &note).await).await;
+    assert_eq!((status, seen.is_none()), (403, true), "{error}");
+    assert_eq!(error["error"], outcome::SUBSCRIPTION_MISMATCH);
+    // The registration's seller: delivered.
+    let (status, _, seen) = deliver(&receiver, signed(&signer, &format!("{BUYER}/hooks"), &note).await).await;
+    assert_eq!((status, seen.is_some()), (200, true));
+    // A generic payload whose notification_id is not a valid one: delivered,
+    // without identity tracking (never a retryable store error).
+    let mut generic = fixture("generic");
+    generic["notification_id"] = serde_json::json!("x".repeat(300));
+    let (status, _, seen) = deliver(&receiver, signed(&signer, &format!("{BUYER}/events"), &generic).await).await;
+    assert_eq!(status, 200);
+    assert_eq!(seen.unwrap().notification_id(), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,6 +34,14 @@ pub(crate) fn is_notification_id(id: &str) -> bool {
     is_token(id, 1, 255)
 }
 
+/// Whether `id` is a valid `notification_id` (`^[A-Za-z0-9_.:-]{1,255}$`):
+/// what the receiver tracks re-emissions by (a generic payload's member is
+/// not validated by its model).
+#[must_use]
+pub fn is_valid_notification_id(id: &str) -> bool {
+    is_notification_id(id)
+}
+
 /// Whether `id` fits `subscriber_id` (`{1,64}`).
 pub(crate) fn is_subscriber_id(id: &str) -> bool {
     is_token(id, 1, 64)

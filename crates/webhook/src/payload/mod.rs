@@ -87,7 +87,7 @@ pub use channel::{AcceptKinds, Channel};
 pub use creative::{CreativeAssignmentChanged, CreativePurged, CreativeStatusChanged, CreativeTransition};
 pub use error::PayloadError;
 pub use generic::GenericPayload;
-pub use ident::is_valid_idempotency_key;
+pub use ident::{is_valid_idempotency_key, is_valid_notification_id};
 pub use kind::{is_delivery_report_type, PayloadKind};
 pub use list::{CollectionListChanged, PropertyListChanged};
 pub use model::NotificationHeader;

@@ -111,8 +111,14 @@ impl Receiver {
                 return refused("too many challenges")
             }
             Err(e) => {
-                tracing::error!(target: super::TRACING_TARGET, error = %e, "replay store unavailable: 503 (fail closed)");
-                return Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE);
+                // The replay store's outage, with the checklist's code for it.
+                let e = adcp_verify::error::VerifyError::new(
+                    adcp_verify::error::ErrorCode::StoreUnavailable,
+                    adcp_verify::error::CodePrefix::Webhook,
+                    adcp_verify::error::Step::new(13),
+                    e.to_string(),
+                );
+                return super::verify_reply(&e);
             }
         }
         tracing::info!(target: super::TRACING_TARGET, subscriber_id = challenge.subscriber_id(), "activation challenge answered");
@@ -122,9 +128,21 @@ impl Receiver {
     /// A notification to a registered URL must be for that registration:
     /// its `subscriber_id`, an event type it registered, and not paused.
     /// `None`: it may proceed.
-    pub(super) fn check_registration(typed: &WebhookPayload, registration: &Registration) -> Option<&'static str> {
+    pub(super) fn check_registration(
+        typed: &WebhookPayload,
+        sender: &str,
+        registration: &Registration,
+    ) -> Option<&'static str> {
         if !registration.active {
             return Some("the registration is paused");
+        }
+        if sender != registration.seller_agent_url {
+            return Some("the signer is not the registration's seller");
+        }
+        if let (SubscriptionScope::Account(account), Some(got)) = (&registration.scope, typed.account_id()) {
+            if got != account {
+                return Some("account_id differs from the registration of this URL");
+            }
         }
         if typed.subscriber_id().is_some_and(|id| id != registration.subscriber_id) {
             return Some("subscriber_id differs from the registration of this URL");

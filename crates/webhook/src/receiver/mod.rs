@@ -12,10 +12,14 @@
 //! | 3 | raw bytes captured (no JSON parsing before verification) | `400` if unreadable |
 //! | 4 | mode from the registration: RFC 9421, or the configured HMAC / Bearer credential; another scheme's headers → `webhook_mode_mismatch` | `401` |
 //! | 5 | the verifier checklist (steps 1–14), under the same body limit | `401` + `WWW-Authenticate: Signature error="<code>"`; `503` for store / JWKS outages; `400` for `webhook_body_malformed` |
-//! | 6 | the envelope (MCP: `task_id`, `status`, `idempotency_key`) | `400` |
-//! | 7 | claim `(verified sender, idempotency_key)` with the JCS payload fingerprint | duplicate → `200` (handler not called); same key + other payload → `409`; in progress elsewhere → `503`; sender over cap → `429`; store outage → `503` |
-//! | 8 | the handler, with the verified sender, raw bytes and parsed payload | its answer |
-//! | 9 | handler `2xx` → completion recorded, then its answer; completion failed → `503`; handler failure → claim released so a retry can succeed | |
+//! | 6 | with [`Subscriptions`]: the registration of the URL it arrived at | registrations unreadable → `503` |
+//! | 7 | classification ([`crate::payload`]): the registration's channel, else [`ReceiverConfig::channel`], else the shape | `400` with the payload code (`missing_envelope_fields`, `unknown_payload_kind`, …) |
+//! | 8 | an activation challenge is answered here, never delivered | `200` `{"challenge": value}`; a binding wrong → `403` `challenge_refused`; schema → `400` `challenge_malformed` |
+//! | 9 | a notification to a registered URL matches its registration (seller, account, subscriber, event type, active) | `403` `subscription_mismatch` |
+//! | 10 | notification identity: a known `notification_id` under a new key is a re-emission | terminal task result → `200`, not delivered; others delivered, marked |
+//! | 11 | claim `(verified sender, idempotency_key)` with the JCS payload fingerprint | duplicate → `200` (handler not called); same key + other payload → `409`; in progress elsewhere → `503`; sender over cap → `429`; store outage → `503` |
+//! | 12 | the handler, with the verified sender, raw bytes, parsed and typed payload | its answer |
+//! | 13 | handler `2xx` → completion (and the notification record) recorded, then its answer; completion failed → `503`; handler failure → claim released so a retry can succeed | |
 //!
 //! Every non-`2xx` answer has the body `{"error": "<code>", "message":
 //! "<fixed text>"}` ([`error_body`]): the code is the outcome label or the
@@ -49,7 +53,7 @@ use crate::jcs;
 use crate::payload::{AcceptKinds, Channel, WebhookPayload};
 use adcp_sigbase::clock::{Clock, SystemClock};
 use adcp_sigbase::Message;
-use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyStore, SenderKey};
+use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
 use adcp_verify::admission::AdmissionMonitor;
 use adcp_verify::error::VerifyError;
 use adcp_verify::keys::KeyResolver;
@@ -647,7 +651,7 @@ impl Receiver {
         }
         if let Some(why) = registration
             .as_deref()
-            .and_then(|r| Self::check_registration(&typed, r))
+            .and_then(|r| Self::check_registration(&typed, &sender, r))
         {
             tracing::warn!(target: TRACING_TARGET, reason = why, "notification refused: subscription mismatch");
             return self.reply(Reply::new(StatusCode::FORBIDDEN, outcome::SUBSCRIPTION_MISMATCH));
@@ -668,10 +672,16 @@ impl Receiver {
         span.record("idempotency_key", idempotency_key.as_str());
         // Notification identity: a known notification_id under a new key is
         // a re-emission of the first delivery.
-        let reemission_of = match typed.notification_id() {
+        let notification_id = typed
+            .notification_id()
+            .filter(|id| crate::payload::is_valid_notification_id(id));
+        let reemission_of = match notification_id {
             Some(id) => match inner.idempotency.notification_origin(&sender, id, now).await {
                 Ok(Some(first)) if first != idempotency_key => Some(first),
                 Ok(_) => None,
+                // A store without notification records: no re-emission
+                // tracking, not an outage.
+                Err(IdempotencyError::Unsupported(_)) => None,
                 Err(e) => {
                     tracing::error!(target: TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
                     return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
@@ -683,9 +693,6 @@ impl Receiver {
             // The schema: re-emissions MUST NOT republish terminal effects.
             tracing::info!(target: TRACING_TARGET, "re-emission of a terminal task result: answered, not delivered");
             return self.reply(Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED));
-        }
-        if reemission_of.is_some() {
-            self.inner.metrics.incr(outcome::REEMISSION);
         }
         let event = SenderKey {
             sender: &sender,
@@ -715,6 +722,10 @@ impl Receiver {
                 return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
             }
         };
+        if reemission_of.is_some() {
+            // Counted once per claimed delivery, beside its final outcome.
+            self.inner.metrics.incr(outcome::REEMISSION);
+        }
         Decision::Deliver(Delivery {
             webhook: Webhook::new(webhook::Parts {
                 sender,
@@ -746,12 +757,16 @@ impl Receiver {
             idempotency_key: w.idempotency_key(),
         };
         let now = self.inner.clock.now();
-        match self
-            .inner
-            .idempotency
+        let store = &self.inner.idempotency;
+        let completed = match store
             .complete_with_notification(key, delivery.token, w.notification_id(), now)
             .await
         {
+            // A store without notification records completes the plain way.
+            Err(IdempotencyError::Unsupported(_)) => store.complete(key, delivery.token, now).await,
+            other => other,
+        };
+        match completed {
             Ok(()) => {
                 self.inner.metrics.incr(outcome::ACCEPTED);
                 delivery.span.record("outcome", outcome::ACCEPTED);

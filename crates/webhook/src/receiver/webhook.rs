@@ -89,10 +89,14 @@ impl Webhook {
     }
 
     /// The logical notification identity (`notification_id`), stable
-    /// across re-emissions, when the payload has one.
+    /// across re-emissions, when the payload has a valid one
+    /// (`^[A-Za-z0-9_.:-]{1,255}$`).
     #[must_use]
     pub fn notification_id(&self) -> Option<&str> {
-        self.inner.typed.notification_id()
+        self.inner
+            .typed
+            .notification_id()
+            .filter(|id| crate::payload::is_valid_notification_id(id))
     }
 
     /// The notification type (`notification_type`, or a list-change
