@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Gateway throughput against the bare axum baseline (issue 10).
+# Gateway throughput against the bare axum baseline.
 #
 # Builds the release binaries, then starts on loopback (free ports):
 #   - `adcp-loadgen bare`: the same axum/hyper stack answering 200 after

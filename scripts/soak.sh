@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak test of a two-gateway fleet on Redis (issue 11).
+# Soak test of a two-gateway fleet on Redis.
 #
 # Builds the release binaries, generates a seller key, starts a counting
 # sink (`adcp-loadgen sink`) and two `adcp-sig gateway` processes sharing

@@ -276,7 +276,7 @@ fn bench_case(c: &mut Criterion, name: &str, case: &Case, bare: &dyn Fn(usize) -
 /// Each pair runs at one of [`STACK_SLOTS`] stack depths (128-byte steps
 /// over 4 KiB), both sides at the same one. Where the curve arithmetic's
 /// stack buffers fall relative to cache sets and 4 KiB aliasing moved the
-/// Ed25519 ratio by ±15 % from one process to the next (session 3);
+/// Ed25519 ratio by ±15 % from one process to the next at a single depth;
 /// sampling every depth in every process averages that out, as a server
 /// calling the verifier from varying depths does.
 fn interleaved(case: &Case, resolver: &StaticKeyResolver, bare: &dyn Fn(usize) -> bool) -> (f64, f64) {

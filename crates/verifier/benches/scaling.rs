@@ -1,7 +1,7 @@
 //! Verification throughput with two threads against one: a receiver shares
 //! one `Verifier` (key cache and replay store) between its workers, so the
-//! hot path must not serialize on a lock. Target (performance issue):
-//! 2 threads ≥ 1.8× one thread.
+//! hot path must not serialize on a lock. Target: 2 threads ≥ 1.8× one
+//! thread.
 //!
 //! A pool of requests is signed up front (each with its own nonce) and
 //! split between the threads; every round uses a fresh verifier (built

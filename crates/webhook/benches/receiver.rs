@@ -165,6 +165,13 @@ async fn blast(addr: SocketAddr, requests: Vec<Signed>) -> Duration {
 }
 
 fn main() {
+    if let Some(n) = std::env::var("RECEIVER_CALLGRIND_ITERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        callgrind(n);
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -292,6 +299,16 @@ fn main() {
                 })
             });
         });
+        // A receiver of its own: the replay cache's per-keyid cap (100,000
+        // live entries) must not fill up across the two measurements.
+        let receiver = Receiver::builder(
+            Arc::new(StaticKeyResolver::new().with_jwks(&jwks, AGENT_URL)),
+            Arc::new(MemoryReplayStore::webhook()),
+            Arc::new(MemoryIdempotencyStore::new(IdempotencyConfig::default()).unwrap()),
+        )
+        .config(config.clone())
+        .build()
+        .unwrap();
         group.bench_function("receiver_decide_complete_notification", |b| {
             b.iter_custom(|iters| {
                 local.block_on(async {
@@ -342,4 +359,73 @@ fn main() {
         }
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `RECEIVER_CALLGRIND_ITERS=N`: instead of the benchmarks, run the
+/// verifier alone over N requests ([`callgrind_verify_all`]) and the
+/// receiver's decision plus completion over N others
+/// ([`callgrind_decide_all`]), once each, with a fixed key: instruction
+/// counts under `valgrind --tool=callgrind --toggle-collect=…` are then
+/// comparable between two builds (wall time on shared machines is not).
+fn callgrind(n: u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let key =
+        SoftwareSigner::from_raw(Algorithm::Ed25519, b"receiver bench: callgrind seed!!", "seller-bench").unwrap();
+    let jwks = key.jwks().unwrap().to_public_json();
+    let signer = HttpSigner::webhook(key).unwrap();
+    let config = ReceiverConfig {
+        scheme: "http".to_owned(),
+        ..ReceiverConfig::default()
+    };
+    let receiver = Receiver::builder(
+        Arc::new(StaticKeyResolver::new().with_jwks(&jwks, AGENT_URL)),
+        Arc::new(MemoryReplayStore::webhook()),
+        Arc::new(MemoryIdempotencyStore::new(IdempotencyConfig::default()).unwrap()),
+    )
+    .config(config)
+    .build()
+    .unwrap();
+    let verifier = Verifier::new(
+        Profile::webhook_v1(),
+        StaticKeyResolver::new().with_jwks(&jwks, AGENT_URL),
+        MemoryReplayStore::webhook(),
+        SystemClock,
+    );
+    let seq = AtomicU64::new(0);
+    let fake: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let to_verify = rt.block_on(sign_pool(&signer, fake, n, &seq));
+    let to_decide = rt.block_on(sign_pool(&signer, fake, n, &seq));
+    callgrind_verify_all(&rt, &verifier, &to_verify);
+    callgrind_decide_all(&rt, &receiver, to_decide);
+}
+
+#[inline(never)]
+fn callgrind_verify_all(
+    rt: &tokio::runtime::Runtime,
+    verifier: &Verifier<StaticKeyResolver, MemoryReplayStore, SystemClock>,
+    pool: &[Signed],
+) {
+    rt.block_on(async {
+        for request in pool {
+            verifier
+                .verify(&adcp_sigbase::Message::from_http(request))
+                .await
+                .unwrap();
+        }
+    });
+}
+
+#[inline(never)]
+fn callgrind_decide_all(rt: &tokio::runtime::Runtime, receiver: &Receiver, pool: Vec<Signed>) {
+    rt.block_on(async {
+        for request in pool {
+            match receiver.decide(request).await {
+                Decision::Deliver(delivery) => receiver.complete(&delivery).await.unwrap(),
+                Decision::Reply(reply) => panic!("refused: {}", reply.outcome()),
+            }
+        }
+    });
 }

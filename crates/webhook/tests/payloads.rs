@@ -876,6 +876,12 @@ fn check_any(value: &Value) {
             let first = WebhookPayload::classify(value, ch, accept);
             let second = WebhookPayload::classify(value, ch, accept);
             assert_eq!(first, second, "deterministic");
+            // The consuming entry point decides exactly the same.
+            assert_eq!(
+                WebhookPayload::classify_owned(value.clone(), ch, accept),
+                first,
+                "owned"
+            );
             if let Ok(p) = first {
                 assert_eq!(&serde_json::to_value(&p).unwrap(), value, "round trip");
                 if let Some(ch) = ch {

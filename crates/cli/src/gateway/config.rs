@@ -1057,4 +1057,53 @@ mod tests {
             .collect();
         assert_eq!(lists, [("https://b.example/mcp", "https://b.example/r.json")]);
     }
+
+    #[test]
+    fn sellers_accept_hosts_and_subscriptions_come_from_flags_or_the_file() {
+        let dir = std::env::temp_dir().join(format!("adcp-gateway-sellers-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let file = dir.join("gateway.toml");
+        let _ = std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\"]\naccept_hosts = [\"hooks.buyer.example\"]\nsubscriptions = \"subs.json\"\n\n[sellers]\n\"https://b.example/mcp\" = \"b-jwks.json\"\n",
+        );
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            ..GatewayArgs::default()
+        };
+        let from_file = GatewayConfig::resolve(&args, None);
+        let flags = GatewayArgs {
+            sellers: vec!["https://c.example/mcp=/keys/c.json".into()],
+            accept_hosts: vec!["other.example:8443".into()],
+            ..args.clone()
+        };
+        let from_flags = GatewayConfig::resolve(&flags, None);
+        // One key source per seller; never with --jwks.
+        let both = GatewayConfig::resolve(
+            &GatewayArgs {
+                sellers: vec!["https://a.example/mcp=/keys/a.json".into()],
+                ..args.clone()
+            },
+            None,
+        );
+        let malformed = GatewayConfig::resolve(
+            &GatewayArgs {
+                sellers: vec!["https://c.example/mcp".into()],
+                ..args
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        let sellers: Vec<_> = from_file.sellers.iter().map(|(s, p)| (s.as_str(), p.clone())).collect();
+        assert_eq!(sellers, [("https://b.example/mcp", dir.join("b-jwks.json"))]);
+        assert_eq!(from_file.accept_hosts, ["hooks.buyer.example"]);
+        assert_eq!(from_file.subscriptions, Some(dir.join("subs.json")));
+        let from_flags = from_flags.unwrap_or_else(|e| unreachable!("{e}"));
+        let sellers: Vec<_> = from_flags.sellers.keys().map(String::as_str).collect();
+        assert_eq!(sellers, ["https://c.example/mcp"]);
+        assert_eq!(from_flags.accept_hosts, ["other.example:8443"]);
+        assert!(both.is_err_and(|e| e.contains("both --agent and --seller")));
+        assert!(malformed.is_err_and(|e| e.contains("SELLER_URL=JWKS_FILE")));
+    }
 }

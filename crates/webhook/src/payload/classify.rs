@@ -4,7 +4,7 @@
 use super::challenge::{AgentWebhookChallenge, Challenge, WebhookChallenge, CHALLENGE_TYPE};
 use super::kind::is_delivery_report_type;
 use super::model::{parse, valid_key};
-use super::task::parse_task;
+use super::task::{parse_task, parse_task_owned};
 use super::{A2aTaskPayload, AcceptKinds, Channel, GenericPayload, PayloadError, PayloadKind, WebhookPayload};
 use crate::extract::{detect_format, PayloadFormat};
 use serde_json::{Map, Value};
@@ -28,6 +28,32 @@ pub(crate) fn classify(
         Some(channel) if !channel.carries(payload.kind()) => Err(PayloadError::UnexpectedPayloadKind),
         _ => Ok(payload),
     }
+}
+
+/// [`classify`] consuming the value: a task envelope (the hot path) is
+/// built by moving its members, every other kind as [`classify`] does.
+/// The decision is the same for every input.
+pub(crate) fn classify_owned(
+    value: Value,
+    channel: Option<Channel>,
+    accept: AcceptKinds,
+) -> Result<WebhookPayload, PayloadError> {
+    let task = match channel {
+        Some(Channel::McpTask | Channel::Reporting) => true,
+        // What `detect` reaches step 4 with.
+        None => {
+            value.as_object().is_some_and(|obj| {
+                !is_challenge(obj)
+                    && !obj.contains_key("notification_type")
+                    && !obj.get("event").is_some_and(Value::is_string)
+            }) && detect_format(&value) == Some(PayloadFormat::Mcp)
+        }
+        Some(_) => false,
+    };
+    if task {
+        return parse_task_owned(value).map(|t| WebhookPayload::McpTask(Box::new(t)));
+    }
+    classify(&value, channel, accept)
 }
 
 /// Shape detection, in this order (the first signal present decides):

@@ -165,6 +165,22 @@ impl WebhookPayload {
         classify::classify(value, channel, accept)
     }
 
+    /// [`Self::classify`] consuming the value, with the same decision for
+    /// every input: the members move into the model instead of being
+    /// copied where that matters (the task envelope, the receiver's hot
+    /// path).
+    ///
+    /// # Errors
+    ///
+    /// [`PayloadError`].
+    pub fn classify_owned(
+        value: serde_json::Value,
+        channel: Option<Channel>,
+        accept: AcceptKinds,
+    ) -> Result<Self, PayloadError> {
+        classify::classify_owned(value, channel, accept)
+    }
+
     /// The kind.
     #[must_use]
     pub fn kind(&self) -> PayloadKind {

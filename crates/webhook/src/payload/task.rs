@@ -67,8 +67,19 @@ pub struct McpTaskPayload {
 }
 
 fn task_status<'de, D: Deserializer<'de>>(d: D) -> Result<TaskStatus, D::Error> {
-    let s = <&str>::deserialize(d)?;
-    TaskStatus::parse(s).ok_or_else(|| serde::de::Error::custom("not a task status"))
+    // A visitor, not `<&str>::deserialize`: an owned value (the receiver's
+    // consuming classification) hands over a `String`, not a borrow.
+    struct Status;
+    impl serde::de::Visitor<'_> for Status {
+        type Value = TaskStatus;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a task status")
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<TaskStatus, E> {
+            TaskStatus::parse(s).ok_or_else(|| E::custom("not a task status"))
+        }
+    }
+    d.deserialize_str(Status)
 }
 
 impl McpTaskPayload {
@@ -118,6 +129,64 @@ impl McpTaskPayload {
 /// Reads a task envelope; the checks (and their order) agree with
 /// [`crate::envelope::check_mcp_envelope`].
 pub(crate) fn parse_task(obj: &Map<String, Value>, value: &Value) -> Result<McpTaskPayload, PayloadError> {
+    check_task(obj)?;
+    let task = McpTaskPayload::deserialize(value).map_err(|_| PayloadError::InvalidPayloadMember)?;
+    check_notification_id(task)
+}
+
+/// [`parse_task`] from an owned value, deciding exactly as it does (a
+/// property test holds the two equal): the members move out of the map
+/// into the model. No serde derive here: `#[serde(flatten)]` would buffer
+/// every member (the whole `result` tree) into an intermediate form first,
+/// which is most of the cost on the receiver's hot path.
+pub(crate) fn parse_task_owned(value: Value) -> Result<McpTaskPayload, PayloadError> {
+    let Value::Object(mut obj) = value else {
+        return Err(PayloadError::MissingEnvelopeFields);
+    };
+    check_task(&obj)?;
+    let status = obj
+        .get("status")
+        .and_then(Value::as_str)
+        .and_then(TaskStatus::parse)
+        .ok_or(PayloadError::InvalidEnvelopeStatus)?;
+    let required = |obj: &mut Map<String, Value>, name: &str| match obj.remove(name) {
+        Some(Value::String(s)) => Ok(s),
+        _ => Err(PayloadError::InvalidPayloadMember),
+    };
+    let idempotency_key = required(&mut obj, "idempotency_key")?;
+    let task_id = required(&mut obj, "task_id")?;
+    obj.remove("status");
+    let task = McpTaskPayload {
+        idempotency_key,
+        notification_id: take_string(&mut obj, "notification_id")?,
+        operation_id: take_string(&mut obj, "operation_id")?,
+        task_id,
+        task_type: take_string(&mut obj, "task_type")?,
+        protocol: take_string(&mut obj, "protocol")?,
+        status,
+        timestamp: take_string(&mut obj, "timestamp")?,
+        message: take_string(&mut obj, "message")?,
+        context_id: take_string(&mut obj, "context_id")?,
+        token: take_string(&mut obj, "token")?.map(EchoedToken),
+        context: obj.remove("context"),
+        result: obj.remove("result"),
+        extra: obj,
+    };
+    check_notification_id(task)
+}
+
+/// An optional string member, moved out: absent is `None`, anything but a
+/// string (`null` included) is a type error, as [`opt_string`] decides.
+fn take_string(obj: &mut Map<String, Value>, name: &str) -> Result<Option<String>, PayloadError> {
+    match obj.remove(name) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(PayloadError::InvalidPayloadMember),
+    }
+}
+
+/// The envelope's identity members, before any deserialization.
+fn check_task(obj: &Map<String, Value>) -> Result<(), PayloadError> {
     let task_id = obj.get("task_id").and_then(Value::as_str);
     let status = obj.get("status").and_then(Value::as_str);
     let (Some(_), Some(status)) = (task_id, status) else {
@@ -129,7 +198,10 @@ pub(crate) fn parse_task(obj: &Map<String, Value>, value: &Value) -> Result<McpT
     if TaskStatus::parse(status).is_none() {
         return Err(PayloadError::InvalidEnvelopeStatus);
     }
-    let task = McpTaskPayload::deserialize(value).map_err(|_| PayloadError::InvalidPayloadMember)?;
+    Ok(())
+}
+
+fn check_notification_id(task: McpTaskPayload) -> Result<McpTaskPayload, PayloadError> {
     if task
         .notification_id
         .as_deref()

@@ -628,7 +628,10 @@ impl Receiver {
                 SubscriptionScope::Agent => Channel::AgentNotifications,
             })
             .or(inner.config.channel);
-        let typed = match WebhookPayload::classify(&payload, channel, inner.config.accept) {
+        // The fingerprint first: classification consumes the value (a task
+        // envelope's members move into the typed model, nothing is copied).
+        let fingerprint = jcs::fingerprint(&payload);
+        let typed = match WebhookPayload::classify_owned(payload, channel, inner.config.accept) {
             Ok(typed) => typed,
             Err(e) => return self.reply(Reply::with_message(StatusCode::BAD_REQUEST, e.code(), e.message())),
         };
@@ -656,7 +659,6 @@ impl Receiver {
             tracing::warn!(target: TRACING_TARGET, reason = why, "notification refused: subscription mismatch");
             return self.reply(Reply::new(StatusCode::FORBIDDEN, outcome::SUBSCRIPTION_MISMATCH));
         }
-        let fingerprint = jcs::fingerprint(&payload);
         let idempotency_key = match typed.idempotency_key() {
             Some(key) => key.to_owned(),
             // A2A deliveries carry no key: their payload fingerprint is one.
@@ -733,7 +735,7 @@ impl Receiver {
                 scheme: verified.scheme(),
                 idempotency_key,
                 raw: body,
-                payload,
+                payload: std::sync::OnceLock::new(),
                 typed,
                 reemission_of,
                 attempt: claim.attempt,

@@ -26,7 +26,9 @@ pub(crate) struct Parts {
     pub(crate) scheme: WebhookScheme,
     pub(crate) idempotency_key: String,
     pub(crate) raw: Bytes,
-    pub(crate) payload: Value,
+    /// The body as a JSON value, built from `typed` on first use (most
+    /// handlers and the gateway never ask; the typed model is exact).
+    pub(crate) payload: std::sync::OnceLock<Value>,
     pub(crate) typed: WebhookPayload,
     pub(crate) reemission_of: Option<String>,
     pub(crate) attempt: u32,
@@ -124,7 +126,9 @@ impl Webhook {
     /// The parsed payload (the full envelope).
     #[must_use]
     pub fn payload(&self) -> &Value {
-        &self.inner.payload
+        self.inner
+            .payload
+            .get_or_init(|| serde_json::to_value(&self.inner.typed).unwrap_or(Value::Null))
     }
 
     /// 1 on the first claim of this event; more when an earlier receiver's
@@ -140,7 +144,7 @@ impl Webhook {
     ///
     /// [`ExtractError`].
     pub fn data(&self) -> Result<Option<&Value>, ExtractError> {
-        extract::extract(&self.inner.payload, Some(self.format()))
+        extract::extract(self.payload(), Some(self.format()))
     }
 }
 
