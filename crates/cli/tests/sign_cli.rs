@@ -927,3 +927,40 @@ fn activate_legacy_credentials_are_fingerprinted_never_printed() {
         assert!(!all.contains(bearer), "credential printed: {all}");
     }
 }
+
+#[test]
+fn sign_takes_the_receivers_body_limit() {
+    let dir = scratch();
+    let (private, jwks) = keygen(&dir, "ed25519", "limit-key");
+    // 1.5 MiB: over the 1 MiB default, under a 2 MiB receiver's limit.
+    let body = serde_json::json!({"idempotency_key": "big-body-000000000001", "task_id": "t",
+        "status": "completed", "result": {"filler": "x".repeat(1536 * 1024)}})
+    .to_string();
+    let body_file = dir.join("body.json");
+    std::fs::write(&body_file, &body).unwrap();
+    let sign = |extra: &[&str]| {
+        let mut args = vec![
+            "sign",
+            "--profile",
+            "webhook",
+            "--url",
+            "https://buyer.example/hooks",
+            "--key",
+            path_str(&private),
+            "--body-file",
+            path_str(&body_file),
+        ];
+        args.extend_from_slice(extra);
+        adcp_sig(&args)
+    };
+    let refused = sign(&[]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("invalid_json_input"), "{}", stderr(&refused));
+    let signed = sign(&["--max-body-bytes", "2097152"]);
+    assert_eq!(signed.status.code(), Some(0), "{}", stderr(&signed));
+    let request: Value = serde_json::from_str(stdout(&signed).trim()).unwrap();
+    assert_eq!(request["body"].as_str().map(str::len), Some(body.len()));
+    let zero = sign(&["--max-body-bytes", "0"]);
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
+    let _ = jwks;
+}
