@@ -3,22 +3,16 @@
 //!
 //! Shared Redis at `REDIS_URL` (default `redis://127.0.0.1:6379`, a unique
 //! key prefix per test), PostgreSQL at `DATABASE_URL` (default
-//! `postgres://root@127.0.0.1:5432/test`, a unique schema per test); the
-//! outage test starts and stops its own `redis-server`.
+//! `postgres://root@127.0.0.1:5432/test`, a unique schema per test), each
+//! replaced by a private server when it does not answer
+//! (`adcp_test_support`); the outage test starts and stops its own
+//! `redis-server`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod common;
-use adcp_test_support::redis_server;
+use adcp_test_support::{database_url, redis_server, redis_url};
 
 use common::{event, gateway, get, send, unique, Seller, Upstream};
-
-fn redis_url() -> String {
-    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-fn database_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned())
-}
 
 /// Two gateways on one store; the same events go to both, concurrently
 /// and as later retries; the upstream applies each exactly once.

@@ -1,6 +1,7 @@
 //! `adcp_store::open`: one URL opens each compiled-in backend, and names the
 //! missing feature otherwise. Redis and PostgreSQL read `REDIS_URL` /
-//! `DATABASE_URL` (defaults as in the other backend tests).
+//! `DATABASE_URL` through `adcp_test_support` (defaults, and a private
+//! server when they do not answer, as in the other backend tests).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Built without any backend, only the parsing and feature tests remain.
@@ -132,7 +133,7 @@ async fn opens_memory_by_url() {
 #[tokio::test]
 async fn opens_redis_by_url() {
     use adcp_store::redis::{RedisOptions, RedisStore};
-    let raw = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let raw = adcp_test_support::redis_url();
     let url: StoreUrl = raw.parse().unwrap();
     let prefix = unique("redis");
     exercise(open(&url, options(&prefix)).await.unwrap()).await;
@@ -163,7 +164,7 @@ async fn opens_redis_by_url() {
 #[tokio::test]
 async fn opens_postgres_by_url() {
     use adcp_store::postgres::{PostgresOptions, PostgresStore};
-    let raw = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned());
+    let raw = adcp_test_support::database_url();
     let url: StoreUrl = raw.parse().unwrap();
     let schema = unique("pg");
     exercise(open(&url, options(&schema)).await.unwrap()).await;

@@ -1,6 +1,7 @@
 //! The contract suite and durability of the PostgreSQL backend. Reads
-//! `DATABASE_URL` (default `postgres://root@127.0.0.1:5432/test`); every store
-//! gets its own schema, dropped afterwards.
+//! `DATABASE_URL` (default `postgres://root@127.0.0.1:5432/test`), else starts
+//! a private server (`adcp_test_support::database_url`); every store gets
+//! its own schema, dropped afterwards.
 
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

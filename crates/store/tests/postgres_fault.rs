@@ -1,5 +1,6 @@
 //! PostgreSQL outages, injected by a test-owned TCP proxy in front of the
-//! server at `DATABASE_URL`: while the proxy is down (connections cut, new
+//! server at `DATABASE_URL` (or a private one, see
+//! `adcp_test_support::database_url`): while the proxy is down (connections cut, new
 //! ones refused), every operation fails closed with the retryable error
 //! within `op_timeout`; once it is back, the same store recovers by itself
 //! and every acknowledged write is still there.

@@ -1,5 +1,6 @@
 //! The contract suite and fault behaviour of the Redis backend. The contract
-//! reads `REDIS_URL` (default `redis://127.0.0.1:6379`); every store gets its
+//! reads `REDIS_URL` (default `redis://127.0.0.1:6379`), else starts a
+//! private server (`adcp_test_support::redis_url`); every store gets its
 //! own key prefix, whose keys are deleted afterwards. The fault test starts
 //! its own `redis-server` on a free port.
 

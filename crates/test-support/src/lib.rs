@@ -10,6 +10,10 @@
 //!   the durability and fault tests that kill, pause or restart Redis.
 //! - [`rfc3339`]: Unix seconds as an RFC 3339 UTC timestamp, for test
 //!   documents.
+//! - [`database_url`] / [`redis_url`]: the PostgreSQL and Redis servers of
+//!   the tests — `DATABASE_URL` / `REDIS_URL` when they answer, else a
+//!   private server per test process started from the installed binaries
+//!   ([`postgres_server`], [`redis_server`]) and removed after it exits.
 //!
 //! ```
 //! use adcp_test_support::{allocations_during, CountingAllocator};
@@ -20,9 +24,13 @@
 
 mod alloc_count;
 mod criterion_report;
+pub mod postgres_server;
 pub mod redis_server;
 mod rfc3339;
+mod services;
+mod watchdog;
 
 pub use alloc_count::{allocations_during, CountingAllocator};
 pub use criterion_report::{criterion_dir, criterion_mean_ns};
 pub use rfc3339::rfc3339;
+pub use services::{database_url, redis_url};

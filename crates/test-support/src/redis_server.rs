@@ -225,3 +225,65 @@ impl Cluster {
         format!("redis+cluster://{}", hosts.join(","))
     }
 }
+
+/// Starts a private, non-persistent `redis-server` for the shared-Redis
+/// tests when `REDIS_URL` does not answer (see [`crate::redis_url`]) and
+/// returns its URL, `redis://127.0.0.1:PORT`.
+///
+/// Unlike [`Server`], it outlives every test of the process: a sidecar
+/// (see `watchdog.rs`) kills it and removes its directory once the test
+/// process has exited. `Err(None)`: `redis-server` is not installed.
+pub(crate) fn start_private() -> Result<String, Option<String>> {
+    let port = free_port();
+    let dir = temp_dir("shared");
+    std::fs::create_dir_all(&dir).map_err(|e| Some(format!("{}: {e}", dir.display())))?;
+    let mut command = Command::new("redis-server");
+    command
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+        .args(["--appendonly", "no", "--daemonize", "no"])
+        .arg("--dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // Its own process group: a Ctrl-C on the test run leaves it to the
+    // sidecar.
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err((e.kind() != std::io::ErrorKind::NotFound).then(|| format!("redis-server: {e}")));
+        }
+    };
+    let pid = child.id().to_string();
+    if let Err(e) = crate::watchdog::spawn(&dir, &["kill", &pid]) {
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(Some(e));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline || !matches!(child.try_wait(), Ok(None)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let answers = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    // Whoever answers must be our child, not a server that already held
+    // the port (ours then exits on a failed bind).
+    std::thread::sleep(Duration::from_millis(50));
+    if answers && matches!(child.try_wait(), Ok(None)) {
+        return Ok(format!("redis://127.0.0.1:{port}"));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    Err(Some(format!(
+        "redis-server on port {port} exited at start or did not answer"
+    )))
+}

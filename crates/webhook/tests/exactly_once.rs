@@ -3,7 +3,8 @@
 //! instance sharing the same store. The handler's side-effect counter must
 //! be exactly 1,000 and every duplicate must be answered 2xx — for the
 //! in-memory store and for every durable backend (SQLite; Redis and
-//! PostgreSQL with their features, reading `REDIS_URL` / `DATABASE_URL`).
+//! PostgreSQL with their features, reading `REDIS_URL` / `DATABASE_URL`, else
+//! private servers: `adcp_test_support::{redis_url, database_url}`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -151,7 +152,7 @@ async fn sqlite_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_store() {
     use adcp_store::redis::{RedisOptions, RedisStore};
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let url = adcp_test_support::redis_url();
     let options = RedisOptions {
         key_prefix: format!("adcp-webhook-test:{}:{}", std::process::id(), unique()),
         ..RedisOptions::default()
@@ -176,7 +177,7 @@ async fn redis_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_store() {
     use adcp_store::postgres::{PostgresOptions, PostgresStore};
-    let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned());
+    let url = adcp_test_support::database_url();
     let options = PostgresOptions {
         schema: format!("adcp_webhook_test_{}_{}", std::process::id(), unique()),
         pool_size: 4,
@@ -593,7 +594,7 @@ async fn lifecycle_sqlite_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_redis_store() {
     use adcp_store::redis::{RedisOptions, RedisStore};
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let url = adcp_test_support::redis_url();
     let options = RedisOptions {
         key_prefix: format!("adcp-webhook-lifecycle:{}:{}", std::process::id(), unique()),
         ..RedisOptions::default()
@@ -611,7 +612,7 @@ async fn lifecycle_redis_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_postgres_store() {
     use adcp_store::postgres::{PostgresOptions, PostgresStore};
-    let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".to_owned());
+    let url = adcp_test_support::database_url();
     let options = PostgresOptions {
         schema: format!("adcp_webhook_lifecycle_{}_{}", std::process::id(), unique()),
         pool_size: 2,
