@@ -80,16 +80,18 @@
 //!
 //! # URN equivalence and lossy normalization
 //!
-//! [`urn`] implements RFC 8141 §3 URN-equivalence. [`normalize`] is a
-//! separate, explicitly lossy normalizer for deduplicating URLs (sorting
-//! queries, dropping `utm_*`, `www.` aliasing driven by site rules). It is
-//! never used for identity or signing.
+//! [`urn`] implements RFC 8141 §3 URN-equivalence. `normalize` (behind the
+//! `normalize` feature, which also brings its TOML/JSON site-rule parsing
+//! dependencies) is a separate, explicitly lossy normalizer for
+//! deduplicating URLs (sorting queries, dropping `utm_*`, `www.` aliasing
+//! driven by site rules). It is never used for identity or signing.
 #![forbid(unsafe_code)]
 
 mod authority_header;
 mod chars;
 mod error;
 mod identity;
+#[cfg(feature = "normalize")]
 pub mod normalize;
 mod origin;
 mod profile;
