@@ -301,9 +301,7 @@ async fn send_to(handle: &adcp_sig::gateway::GatewayHandle, signed: &SignedReque
         .headers()
         .get("www-authenticate")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split("error=\"").nth(1))
-        .and_then(|v| v.split('"').next())
-        .map(str::to_owned);
+        .and_then(adcp_webhook::sender::signature_error_code);
     (response.status().as_u16(), code, response.text().await.unwrap())
 }
 
@@ -544,16 +542,12 @@ async fn sign_json(seller: &Seller, url: &str, body: &serde_json::Value) -> Sign
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_challenges_notifications_and_legacy_registrations() {
-    use sha2::Digest;
     let dir = TempDir::new("subscriptions");
     let upstream = Upstream::start().await;
     let seller = Seller::new();
     let secret = "a-legacy-hmac-secret-of-at-least-32-bytes!";
     std::fs::write(dir.0.join("hmac.secret"), format!("{secret}\n")).unwrap();
-    let fingerprint: String = sha2::Sha256::digest(secret.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let fingerprint = adcp_webhook::payload::credential_fingerprint(secret);
     let registrations = serde_json::json!([
         {"url": "https://buyer.example/hooks", "seller_agent_url": AGENT, "subscriber_id": "desk-1",
          "account_id": "acct_1", "delivery_auth": {"mode": "rfc9421"},

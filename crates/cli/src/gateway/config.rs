@@ -731,7 +731,7 @@ fn check_seller_urls(
 }
 
 /// A secret file's content without one trailing newline (`echo` adds it).
-fn trim_newline(mut bytes: Vec<u8>) -> Vec<u8> {
+pub(crate) fn trim_newline(mut bytes: Vec<u8>) -> Vec<u8> {
     if bytes.last() == Some(&b'\n') {
         bytes.pop();
         if bytes.last() == Some(&b'\r') {

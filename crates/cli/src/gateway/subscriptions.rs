@@ -13,9 +13,9 @@
 //! only there.
 
 use adcp_verify::legacy::{BearerToken, HmacSecrets, WebhookAuthMode};
+use adcp_webhook::payload::credential_fingerprint;
 use adcp_webhook::receiver::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope};
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -107,7 +107,7 @@ pub fn load(path: &Path) -> Result<LoadedSubscriptions, String> {
                     file.clone()
                 };
                 let credential = read_credential(&file).map_err(|e| format!("{at}: credential_file: {e}"))?;
-                let digest = hex(&Sha256::digest(credential.as_bytes()));
+                let digest = credential_fingerprint(&credential);
                 if Some(digest.as_str()) != legacy_mode.credential_fingerprint() {
                     return Err(format!(
                         "{at}: the credential's SHA-256 does not match delivery_auth.credential_fingerprint"
@@ -144,23 +144,16 @@ pub fn load(path: &Path) -> Result<LoadedSubscriptions, String> {
     Ok(LoadedSubscriptions { subscriptions, legacy })
 }
 
-/// The file's content with one trailing newline (`\n` or `\r\n`) removed.
+/// The file's content with one trailing newline (`\n` or `\r\n`) removed,
+/// as the gateway's other secret files.
 fn read_credential(path: &Path) -> Result<String, String> {
-    let mut text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if text.ends_with('\n') {
-        text.pop();
-        if text.ends_with('\r') {
-            text.pop();
-        }
-    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = String::from_utf8(super::config::trim_newline(bytes))
+        .map_err(|_| format!("{} is not UTF-8", path.display()))?;
     if text.is_empty() {
         return Err(format!("{} is empty", path.display()));
     }
     Ok(text)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -195,7 +188,7 @@ mod tests {
     }
 
     fn fingerprint() -> String {
-        hex(&Sha256::digest(b"0123456789abcdef0123456789abcdef-secret"))
+        credential_fingerprint("0123456789abcdef0123456789abcdef-secret")
     }
 
     #[test]
