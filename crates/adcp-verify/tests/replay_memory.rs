@@ -6,8 +6,8 @@
 //! The behaviour every replay store shares (first sighting and replay, the
 //! inclusive TTL boundary, caps that refuse instead of evicting, scoping,
 //! concurrent inserts) is the adcp-store contract suite
-//! (`crates/store/tests/contract`), which runs against `MemoryReplayStore`
-//! in `crates/store/tests/memory.rs`; it is not repeated here.
+//! (`crates/adcp-store/tests/contract`), which runs against `MemoryReplayStore`
+//! in `crates/adcp-store/tests/memory.rs`; it is not repeated here.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod common;
-#[path = "../../jwks/tests/common/mod.rs"]
+#[path = "../../adcp-jwks/tests/common/mod.rs"]
 mod jwks_common;
 mod test_network;
 

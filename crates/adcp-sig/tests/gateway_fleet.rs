@@ -129,7 +129,7 @@ async fn every_kind_through_the_gateway(store: &str, namespace: &str) {
             continue;
         }
         let path = format!(
-            "{}/../webhook/tests/fixtures/payloads/{}.json",
+            "{}/../adcp-webhook/tests/fixtures/payloads/{}.json",
             env!("CARGO_MANIFEST_DIR"),
             kind.as_str()
         );

@@ -4,7 +4,7 @@
 //! code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[path = "../../jwks/tests/common/mod.rs"]
+#[path = "../../adcp-jwks/tests/common/mod.rs"]
 mod common;
 mod test_network;
 

@@ -590,7 +590,7 @@ async fn subscriptions_challenges_notifications_and_legacy_registrations() {
     // with the first delivery's key.
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../webhook/tests/fixtures/payloads/creative_status_changed.json"
+        "/../adcp-webhook/tests/fixtures/payloads/creative_status_changed.json"
     );
     let mut note: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     note["idempotency_key"] = serde_json::json!("note-key-000000000001");

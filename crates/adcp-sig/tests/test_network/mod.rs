@@ -1,5 +1,5 @@
 //! The hidden test-only flags that point `adcp-sig` at a local HTTPS test
-//! server (`crates/jwks/tests/common`): trust its CA, allow loopback, and
+//! server (`crates/adcp-jwks/tests/common`): trust its CA, allow loopback, and
 //! resolve each of its host names to 127.0.0.1.
 #![allow(dead_code, clippy::unwrap_used)] // test code: failing loudly is the point
 
