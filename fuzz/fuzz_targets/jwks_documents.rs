@@ -8,8 +8,8 @@
 #![forbid(unsafe_code)]
 
 use adcp_jwks::adagents::AdagentsJson;
-use adcp_jwks::documents::{parse_jwks, BrandJson, DocumentError, RevocationList, MAX_JWKS_BYTES};
-use adcp_jwks::identity::Capabilities;
+use adcp_jwks::{parse_jwks, BrandJson, DocumentError, RevocationList, MAX_JWKS_BYTES};
+use adcp_jwks::Capabilities;
 use adcp_jwks::psl;
 use libfuzzer_sys::fuzz_target;
 

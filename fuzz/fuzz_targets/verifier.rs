@@ -9,11 +9,11 @@
 #![forbid(unsafe_code)]
 
 use adcp_sigbase::Message;
-use adcp_verify::clock::FixedClock;
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::profile::Profile;
-use adcp_verify::replay::MemoryReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::FixedClock;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::Profile;
+use adcp_verify::MemoryReplayStore;
+use adcp_verify::Verifier;
 use libfuzzer_sys::fuzz_target;
 use std::future::Future;
 use std::pin::pin;

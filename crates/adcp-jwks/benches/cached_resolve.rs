@@ -19,7 +19,7 @@
 mod common;
 
 use adcp_jwks::HttpsKeyResolver;
-use adcp_verify::keys::{KeyResolver, ResolvedKey};
+use adcp_verify::{KeyResolver, ResolvedKey};
 use criterion::{black_box, Criterion};
 use std::collections::HashMap;
 use std::future::Future;

@@ -473,7 +473,7 @@ mod tests {
                 Some(adcp_sigbase::jwk::JwkError::KidCollision)
             );
             assert!(pin.jwks.key("pin-2").is_some());
-            let resolved = adcp_verify::keys::ResolvedKey::from_jwks_json(&pin.jwks_json, "https://seller.example/mcp");
+            let resolved = adcp_verify::ResolvedKey::from_jwks_json(&pin.jwks_json, "https://seller.example/mcp");
             let collides: Vec<(&str, bool)> = resolved.iter().map(|k| (k.kid(), k.kid_collides())).collect();
             assert_eq!(collides.len(), 2);
             assert!(collides.contains(&("pin-1", true)) && collides.contains(&("pin-2", false)));

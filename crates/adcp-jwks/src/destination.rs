@@ -28,7 +28,7 @@
 //! to the party that supplied the URL.
 //!
 //! ```
-//! use adcp_jwks::destination::DestinationPolicy;
+//! use adcp_jwks::DestinationPolicy;
 //!
 //! let policy = DestinationPolicy::new();
 //! assert!(policy.validate_url("https://buyer.example:9443/webhooks").is_ok());

@@ -382,7 +382,7 @@ impl RevocationList {
     /// serialization (`payload` + `protected`/`signature` or
     /// `signatures[]`) is verified with the key `key_for(kid)` returns
     /// (one from the same JWKS), and counts only if its protected header
-    /// names the revocation-list type ([`is_revocation_list_typ`]); an
+    /// names the revocation-list type (`is_revocation_list_typ`); an
     /// object with `revoked_kids` is taken as an unsigned list only if
     /// `allow_unsigned`. The `issuer` is checked by the caller, who knows
     /// the origin the list governs ([`check_issuer`](Self::check_issuer)).
@@ -483,7 +483,7 @@ impl RevocationList {
     }
 
     /// Checks that `issuer` is the origin the list governs (`expected`,
-    /// a canonical origin from [`canonical_origin`]): the governance list
+    /// the origin of its `adcp_canon::canonicalize` form): the governance list
     /// rule "`issuer` MUST match the `iss` origin of tokens this list
     /// governs. Prevents cache substitution across issuers by a shared
     /// CDN", applied to transport lists. `issuer` must be present and be

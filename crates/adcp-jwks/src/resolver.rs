@@ -9,8 +9,8 @@ use crate::identity::{
 };
 use crate::trace::DiscoveryTrace;
 use adcp_sigbase::jwk::Jwks;
-use adcp_verify::error::ErrorCode;
-use adcp_verify::keys::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus};
+use adcp_verify::ErrorCode;
+use adcp_verify::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus};
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::fmt;
@@ -158,7 +158,7 @@ impl DiscoveryError {
     /// reports as is (`request_signature_brand_origin_mismatch`, ...) and
     /// a webhook-profile verifier as the generic `webhook_signature_jwks_*`
     /// code of the same retry class (the spec defines the chain's codes
-    /// for the request profile only; see `adcp_verify::error`).
+    /// for the request profile only; see `adcp_verify::ErrorCode`).
     ///
     /// The sender-facing retry class follows the spec's retry column
     /// ([`ErrorCode::is_retryable`]); [`is_transient`](Self::is_transient)

@@ -4,12 +4,12 @@
 
 mod common;
 
-use adcp_jwks::identity::{resolve_brand_json_url, CapabilitiesSource, HttpsCapabilities};
+use adcp_jwks::{resolve_brand_json_url, CapabilitiesSource, HttpsCapabilities};
 use adcp_jwks::{
     ChainOptions, FetchError, HttpsKeyResolver, KeySource, PublisherPin, SigningSurface, StaticCapabilities,
     StepOutcome,
 };
-use adcp_verify::keys::KeyResolver;
+use adcp_verify::KeyResolver;
 use common::{jwks, key, ok, redirect, Resp, Server};
 use serde_json::json;
 use std::sync::Arc;
@@ -411,7 +411,7 @@ async fn resolver_uses_the_chain_and_keeps_the_trace() {
     let err = bad.resolve_typed("k1").await.unwrap_err();
     assert_eq!(err.code("request"), "request_signature_key_origin_missing");
     assert!(
-        matches!(err.to_resolve_error(), adcp_verify::keys::ResolveError::Discovery { code: adcp_verify::error::ErrorCode::KeyOriginMissing, ref detail } if detail.contains("key_origin_missing"))
+        matches!(err.to_resolve_error(), adcp_verify::ResolveError::Discovery { code: adcp_verify::ErrorCode::KeyOriginMissing, ref detail } if detail.contains("key_origin_missing"))
     );
     assert_eq!(bad.last_trace().unwrap().1.as_deref(), Some("key_origin_missing"));
 }

@@ -8,7 +8,7 @@ mod common;
 
 use adcp_jwks::HttpsKeyResolver;
 use adcp_test_support::{allocations_during, CountingAllocator};
-use adcp_verify::keys::KeyResolver;
+use adcp_verify::KeyResolver;
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};

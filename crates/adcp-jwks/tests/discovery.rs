@@ -6,7 +6,7 @@
 mod common;
 
 use adcp_jwks::{DiscoveryError, FetchConfig, FetchError, Fetcher, HttpsKeyResolver, StaticDnsResolver, TrustRoots};
-use adcp_verify::keys::{KeyResolver, RevocationStatus};
+use adcp_verify::{KeyResolver, RevocationStatus};
 use common::{jwks, key, ok, redirect, Resp, Server};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -542,7 +542,7 @@ async fn pinned_jwks_uri_change_is_refused_and_cached_keys_last_until_expiry() {
     assert_eq!(r.jwks_uri_changes(), 1);
     let verifier_err = r.resolve("k2").await.unwrap_err();
     assert!(
-        matches!(verifier_err, adcp_verify::keys::ResolveError::Untrusted(_)),
+        matches!(verifier_err, adcp_verify::ResolveError::Untrusted(_)),
         "{verifier_err:?}"
     );
     // The old snapshot stands: same jwks_uri, k1 still cached.

@@ -5,7 +5,7 @@
 
 mod common;
 
-use adcp_jwks::documents::MAX_JWKS_BYTES;
+use adcp_jwks::MAX_JWKS_BYTES;
 use adcp_jwks::{FetchError, HttpsKeyResolver};
 use common::{ok, Resp, Server};
 use std::time::{Duration, Instant};

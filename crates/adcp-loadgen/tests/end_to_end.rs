@@ -7,7 +7,7 @@ use adcp_loadgen::sink::Sink;
 use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sign::{Algorithm, SoftwareSigner};
 use adcp_store::{Store, StoreOptions, StoreUrl};
-use adcp_verify::keys::StaticKeyResolver;
+use adcp_verify::StaticKeyResolver;
 use std::sync::Arc;
 use std::time::Duration;
 

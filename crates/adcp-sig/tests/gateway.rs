@@ -8,7 +8,7 @@ mod common;
 
 use adcp_sig::gateway::{Gateway, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
-use adcp_verify::keys::StaticKeyResolver;
+use adcp_verify::StaticKeyResolver;
 use common::{event, gateway, get, send, Seller, TempDir, Upstream, AGENT};
 use std::sync::Arc;
 use std::time::Duration;
@@ -249,11 +249,11 @@ async fn http2_prior_knowledge_is_served_like_http1() {
 }
 
 /// A seller of its own agent URL with the shared test kid.
-fn seller_keys(sellers: &[(&str, &Seller)]) -> Arc<dyn adcp_verify::keys::KeyResolver> {
+fn seller_keys(sellers: &[(&str, &Seller)]) -> Arc<dyn adcp_verify::KeyResolver> {
     let resolvers = sellers
         .iter()
         .map(|(agent, seller)| {
-            let keys: Arc<dyn adcp_verify::keys::KeyResolver> =
+            let keys: Arc<dyn adcp_verify::KeyResolver> =
                 Arc::new(StaticKeyResolver::new().with_jwks(&seller.jwks, agent));
             ((*agent).to_owned(), keys)
         })
@@ -262,7 +262,7 @@ fn seller_keys(sellers: &[(&str, &Seller)]) -> Arc<dyn adcp_verify::keys::KeyRes
 }
 
 async fn gateway_with(
-    keys: Arc<dyn adcp_verify::keys::KeyResolver>,
+    keys: Arc<dyn adcp_verify::KeyResolver>,
     dir: &TempDir,
     upstream: &Upstream,
     configure: impl FnOnce(&mut GatewayOptions),

@@ -24,7 +24,7 @@ use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sigbase::clock::{Clock, FixedClock, SystemClock};
 use adcp_sign::{HttpSigner, SignOptions, SignedRequest, Signer as _, SoftwareSigner, UnsignedRequest};
 use adcp_store::{StoreOptions, StoreUrl};
-use adcp_verify::keys::KeyResolver;
+use adcp_verify::KeyResolver;
 use common::{event, unique, Seller, TempDir, Upstream, PATH};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -506,7 +506,7 @@ async fn upstream_slower_than_its_timeout_is_503_and_the_retry_is_forwarded_agai
 struct Offset(Arc<AtomicI64>);
 
 impl Offset {
-    fn unix_clock(&self) -> adcp_jwks::resolver::UnixClock {
+    fn unix_clock(&self) -> adcp_jwks::UnixClock {
         let offset = Arc::clone(&self.0);
         Arc::new(move || SystemClock.now() + offset.load(Ordering::SeqCst))
     }
@@ -646,7 +646,7 @@ async fn jwks_down_during_rotation_keeps_cached_keys_answers_503_for_the_new_key
         "/jwks.json",
         jwks_common::ok(jwks_of(&[r.signer_a.signer(), r.signer_b.signer()])),
     );
-    r.clock.advance(adcp_jwks::resolver::REFETCH_COOLDOWN_SECS + 1);
+    r.clock.advance(adcp_jwks::REFETCH_COOLDOWN_SECS + 1);
     let retry = sign_with(&r.signer_b, &handle, &three).await;
     assert_eq!(send(&handle, &retry).await, Answer::status(200));
     let again = sign_with(&r.signer_b, &handle, &three).await;
@@ -1213,7 +1213,7 @@ async fn through_the_agents_resolver_a_retry_within_the_cooldown_stays_retryable
         "/jwks.json",
         jwks_common::ok(jwks_of(&[r.signer_a.signer(), r.signer_b.signer()])),
     );
-    r.clock.advance(adcp_jwks::resolver::REFETCH_COOLDOWN_SECS);
+    r.clock.advance(adcp_jwks::REFETCH_COOLDOWN_SECS);
     let retry = sign_with(&r.signer_b, &handle, &three).await;
     assert_eq!(send(&handle, &retry).await, Answer::status(200));
     assert_eq!(

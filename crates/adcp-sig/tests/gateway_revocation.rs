@@ -623,7 +623,7 @@ async fn the_gateways_503s_for_outages_carry_retry_after_and_no_challenge() {
         "/jwks.json",
         ok(json!({"keys": seller.good.jwks().unwrap().to_public_json()["keys"]}).to_string()),
     );
-    clock.set(T0 + adcp_jwks::resolver::NEGATIVE_TTL_SECS + 1);
+    clock.set(T0 + adcp_jwks::NEGATIVE_TTL_SECS + 1);
     assert_eq!(deliver(&handle, &seller.good, &clock, &two).await, forwarded());
     assert_eq!(
         upstream.applied_keys(),

@@ -10,11 +10,11 @@ use adcp_sign::{
     Algorithm, Body, FixedClock, HttpSigner, LegacyDigest, SignedRequest, SigningProfile, SoftwareSigner,
     UnsignedRequest, WebhookEvent,
 };
-use adcp_verify::clock::FixedClock as VerifyClock;
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::profile::{DigestCoverage, Profile};
-use adcp_verify::replay::MemoryReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::FixedClock as VerifyClock;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::{DigestCoverage, Profile};
+use adcp_verify::MemoryReplayStore;
+use adcp_verify::Verifier;
 use proptest::prelude::*;
 
 const NOW: i64 = 1_776_520_800;

@@ -33,7 +33,7 @@ use adcp_store::idempotency::{
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
 use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
-use adcp_verify::replay::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use criterion::Criterion;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -26,7 +26,7 @@ use adcp_store::postgres::{PostgresOptions, PostgresStore};
 use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
 use adcp_test_support::{allocations_during, CountingAllocator};
-use adcp_verify::replay::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! Durable stores for AdCP receivers: the transport replay cache
-//! (`adcp_verify::replay::ReplayStore`, keys `(keyid, nonce)`, ≈ 360 s) and
+//! (`adcp_verify::ReplayStore`, keys `(keyid, nonce)`, ≈ 360 s) and
 //! the application idempotency keyspace ([`idempotency::IdempotencyStore`],
 //! keys `(verified sender, idempotency_key)`, ≥ 24 h).
 //!
@@ -27,7 +27,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyStore, SenderKey};
 //! use adcp_store::sqlite::{SqliteOptions, SqliteStore};
-//! use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayStore};
+//! use adcp_verify::{InsertOutcome, ReplayKey, ReplayStore};
 //!
 //! let dir = std::env::temp_dir().join(format!("adcp-store-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir)?;
@@ -72,7 +72,7 @@ pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
-use adcp_verify::replay::{ReplayLimits, ReplayStore};
+use adcp_verify::{ReplayLimits, ReplayStore};
 use idempotency::{ConfigError, IdempotencyConfig, IdempotencyStore};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -200,7 +200,7 @@ impl Default for StoreOptions {
 /// # #[cfg(feature = "sqlite")]
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use adcp_store::{open, StoreOptions, StoreUrl};
-/// use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayStore};
+/// use adcp_verify::{InsertOutcome, ReplayKey, ReplayStore};
 ///
 /// let dir = std::env::temp_dir().join(format!("adcp-store-open-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;

@@ -12,7 +12,7 @@ use crate::idempotency::{
     ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError,
     IdempotencyRecord, IdempotencyStore, MemoryIdempotencyStore, SenderKey,
 };
-use adcp_verify::replay::{CapKey, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::{CapKey, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 
 /// The in-memory replay cache and idempotency store behind one value.
@@ -20,7 +20,7 @@ use async_trait::async_trait;
 /// ```
 /// use adcp_store::memory::MemoryStore;
 /// use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
-/// use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+/// use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 ///
 /// let store = MemoryStore::new(ReplayLimits::webhook(), IdempotencyConfig::default())?;
 /// let rt = tokio::runtime::Builder::new_current_thread().build()?;

@@ -39,7 +39,7 @@ use crate::idempotency::{
     plan_claim, record_from_columns, ClaimOutcome, ClaimStep, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig,
     IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
-use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use std::fmt;
 use std::future::Future;

@@ -128,7 +128,7 @@ use crate::idempotency::{
     Claim, ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError,
     IdempotencyRecord, IdempotencyStore, RecordState, SenderKey,
 };
-use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;

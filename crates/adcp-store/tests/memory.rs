@@ -5,7 +5,7 @@
 mod contract;
 
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-use adcp_verify::replay::{MemoryReplayStore, ReplayLimits};
+use adcp_verify::{MemoryReplayStore, ReplayLimits};
 use async_trait::async_trait;
 use std::sync::Arc;
 

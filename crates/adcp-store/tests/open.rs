@@ -12,7 +12,7 @@
 
 use adcp_store::idempotency::{ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_store::{open, Store, StoreOptions, StoreUrl};
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::Arc;
 
 const NOW: i64 = 1_776_520_800;

@@ -11,7 +11,7 @@ mod fixtures;
 
 use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore};
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
-use adcp_verify::replay::{ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use fixtures::{database_url, event, unique_name};
 use std::time::Duration;
@@ -111,7 +111,7 @@ INSERT INTO {s}.replay VALUES ('other', false, '', '\\x01', {exp});",
 
 #[tokio::test]
 async fn a_per_keyid_schema_is_migrated_keeping_its_entries() {
-    use adcp_verify::replay::{CapKey, InsertOutcome};
+    use adcp_verify::{CapKey, InsertOutcome};
     let schema = unique_schema();
     let (client, connection) = tokio_postgres::connect(&database_url(), tokio_postgres::NoTls)
         .await

@@ -12,7 +12,7 @@ mod fixtures;
 
 use adcp_store::idempotency::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore};
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
-use adcp_verify::replay::{InsertOutcome, ReplayStore};
+use adcp_verify::{InsertOutcome, ReplayStore};
 use fixtures::{claim_when_back, claimed, database_url, event, SELLER_NONCE};
 use std::net::SocketAddr;
 use std::str::FromStr;

@@ -15,7 +15,7 @@ use adcp_store::idempotency::{
     ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
 };
 use adcp_store::redis::{RedisOptions, RedisStore};
-use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use fixtures::{claim_when_back, claimed, event, redis_store, redis_url, unique_name, SELLER, SELLER_NONCE};
 use redis_server::{free_port, temp_dir, Server};

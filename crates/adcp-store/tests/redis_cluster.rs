@@ -12,7 +12,7 @@ use adcp_test_support::redis_server;
 
 use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_store::redis::{RedisOptions, RedisStore};
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use redis_server::{free_port, temp_dir, Server};
 use std::collections::{BTreeMap, BTreeSet};

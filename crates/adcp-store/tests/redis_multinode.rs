@@ -15,7 +15,7 @@ use adcp_store::idempotency::{
 };
 use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_store::{open, StoreOptions, StoreUrl};
-use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use fixtures::redis_store;
 use redis_server::Cluster;

@@ -12,11 +12,11 @@ use adcp_test_support::redis_server;
 use adcp_sigbase::Message;
 use adcp_sign::{Algorithm, FixedClock, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
 use adcp_store::redis::{RedisOptions, RedisStore};
-use adcp_verify::clock::FixedClock as VerifyClock;
-use adcp_verify::error::ErrorCode;
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::profile::Profile;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::FixedClock as VerifyClock;
+use adcp_verify::ErrorCode;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::Profile;
+use adcp_verify::Verifier;
 use redis_server::{free_port, temp_dir, Server};
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@ mod contract;
 
 use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
-use adcp_verify::replay::{ReplayLimits, ReplayStore};
+use adcp_verify::{ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -135,7 +135,7 @@ async fn records_survive_reopening_and_are_shared_by_two_handles() {
     drop((a, b));
     let reopened = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
     assert_eq!(reopened.claim(e, FP, NOW + 10).await.unwrap(), ClaimOutcome::Completed);
-    let nonce = adcp_verify::replay::ReplayKey {
+    let nonce = adcp_verify::ReplayKey {
         agent: None,
         keyid: "k",
         nonce: b"n",
@@ -176,7 +176,7 @@ PRAGMA user_version = 1;
 
 #[tokio::test]
 async fn a_version_1_database_is_migrated_keeping_its_entries() {
-    use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey};
+    use adcp_verify::{CapKey, InsertOutcome, ReplayKey};
     let dir = TempDir::new();
     let path = dir.path().join("v1.sqlite");
     rusqlite::Connection::open(&path)
@@ -287,7 +287,7 @@ async fn a_full_database_fails_closed() {
     }
     let e = failed.expect("the size ceiling is enforced");
     assert!(e.is_retryable(), "{e}");
-    let nonce = adcp_verify::replay::ReplayKey {
+    let nonce = adcp_verify::ReplayKey {
         agent: None,
         keyid: "k",
         nonce: &[7; 600],
@@ -297,7 +297,7 @@ async fn a_full_database_fails_closed() {
     for i in 0..1_000u32 {
         let n = [&i.to_be_bytes()[..], &[7; 600]].concat();
         if store
-            .insert(adcp_verify::replay::ReplayKey { nonce: &n, ..nonce }, NOW + 360, NOW)
+            .insert(adcp_verify::ReplayKey { nonce: &n, ..nonce }, NOW + 360, NOW)
             .await
             .is_err()
         {
@@ -392,7 +392,7 @@ fn works_without_a_tokio_runtime() {
     let store = SqliteStore::open(dir.path().join("db.sqlite"), SqliteOptions::default()).unwrap();
     use std::future::Future;
     let fut = store.contains(
-        adcp_verify::replay::ReplayKey {
+        adcp_verify::ReplayKey {
             agent: None,
             keyid: "k",
             nonce: b"n",
@@ -413,8 +413,8 @@ fn works_without_a_tokio_runtime() {
 // Group commit: one writer thread runs the operations of concurrent callers
 // in shared transactions.
 
-fn replay_key<'a>(keyid: &'a str, nonce: &'a [u8]) -> adcp_verify::replay::ReplayKey<'a> {
-    adcp_verify::replay::ReplayKey {
+fn replay_key<'a>(keyid: &'a str, nonce: &'a [u8]) -> adcp_verify::ReplayKey<'a> {
+    adcp_verify::ReplayKey {
         agent: None,
         keyid,
         nonce,
@@ -475,10 +475,10 @@ async fn concurrent_claims_and_inserts_are_each_answered_once_and_survive_reopen
             other => panic!("unexpected {other:?}"),
         }
         match insert {
-            adcp_verify::replay::InsertOutcome::Inserted => {
+            adcp_verify::InsertOutcome::Inserted => {
                 assert!(inserted.insert(i % KEYS), "nonce {} inserted twice", i % KEYS);
             }
-            adcp_verify::replay::InsertOutcome::Replayed => {}
+            adcp_verify::InsertOutcome::Replayed => {}
             other => panic!("unexpected {other:?}"),
         }
     }

@@ -15,11 +15,11 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use adcp_verify::clock::FixedClock;
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::profile::Profile;
-use adcp_verify::replay::MemoryReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::FixedClock;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::Profile;
+use adcp_verify::MemoryReplayStore;
+use adcp_verify::Verifier;
 use std::time::{Duration, Instant};
 use support::{message, run_now, Template};
 

@@ -1,20 +1,26 @@
 //! The AdCP RFC 9421 verifier: one checklist, the profile as data.
 //!
 //! A buyer's webhook receiver and a seller's request verifier both run
-//! [`verifier::Verifier`]. The endpoint's configuration picks the
-//! [`profile::Profile`] (webhook v1, request 3.2, or an explicitly
+//! [`Verifier`]. The endpoint's configuration picks the
+//! [`Profile`] (webhook v1, request 3.2, or an explicitly
 //! configured legacy request endpoint); nothing about the profile is ever
-//! guessed from the request. Every rejection is a [`error::VerifyError`]
+//! guessed from the request. Every rejection is a [`VerifyError`]
 //! whose code is the exact spec string (`webhook_signature_invalid`,
 //! `request_signature_replayed`, …), with the checklist step and a
 //! server-side detail.
 //!
-//! - [`keys`]: the [`keys::KeyResolver`] trait (refetch-on-miss contract,
-//!   revocation status) and a static resolver; the HTTPS resolver lives in
+//! At the root, with one path each:
+//!
+//! - Keys: the [`KeyResolver`] trait (refetch-on-miss contract, revocation
+//!   status) and [`StaticKeyResolver`]; the HTTPS resolver lives in
 //!   `adcp-jwks`.
-//! - [`replay`]: the [`replay::ReplayStore`] trait (atomic insert-with-cap,
-//!   fail closed) and an in-memory store; durable backends live in
-//!   `adcp-store`.
+//! - Replay: the [`ReplayStore`] trait (atomic insert-with-cap, fail closed)
+//!   and [`MemoryReplayStore`]; durable backends live in `adcp-store`.
+//! - Time: [`Clock`], [`SystemClock`], [`FixedClock`] (shared with the
+//!   signer, defined in `adcp-sigbase`).
+//!
+//! Namespaces:
+//!
 //! - [`admission`]: new-keyid admission-pressure alarms (clauses a–d,
 //!   `threshold_tuning_overdue`).
 //! - [`request_policy`]: the request profile's pre-checklist (`required_for`,
@@ -24,11 +30,7 @@
 //!
 //! ```
 //! use adcp_sigbase::Message;
-//! use adcp_verify::clock::FixedClock;
-//! use adcp_verify::keys::StaticKeyResolver;
-//! use adcp_verify::profile::Profile;
-//! use adcp_verify::replay::MemoryReplayStore;
-//! use adcp_verify::verifier::Verifier;
+//! use adcp_verify::{FixedClock, MemoryReplayStore, Profile, StaticKeyResolver, Verifier};
 //!
 //! # async fn demo(jwks: serde_json::Value) {
 //! let verifier = Verifier::new(
@@ -54,17 +56,29 @@
 #![forbid(unsafe_code)]
 
 pub mod admission;
-pub mod clock;
+mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
-pub mod error;
+mod error;
 mod error_message;
-pub mod keys;
+mod keys;
 pub mod legacy;
-pub mod profile;
-pub mod replay;
+mod profile;
+mod replay;
 pub mod request_policy;
-pub mod verifier;
+mod verifier;
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use error::{CodePrefix, ErrorCode, Step, VerifyError};
+pub use keys::{
+    KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver,
+    MAX_KEY_CANDIDATES,
+};
+pub use profile::{DigestCoverage, Profile};
+pub use replay::{
+    CapKey, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError,
+};
+pub use verifier::{VerifiedSigner, Verifier, CLOCK_SKEW, LABEL, MAX_VALIDITY, MIN_NONCE_BYTES};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

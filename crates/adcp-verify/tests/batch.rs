@@ -6,11 +6,11 @@
 
 mod support;
 
-use adcp_verify::clock::FixedClock;
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::profile::Profile;
-use adcp_verify::replay::MemoryReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::FixedClock;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::Profile;
+use adcp_verify::MemoryReplayStore;
+use adcp_verify::Verifier;
 use support::{message, run_now, Template};
 
 type Bench = Verifier<StaticKeyResolver, MemoryReplayStore, FixedClock>;
@@ -57,7 +57,7 @@ fn tamper_signature(mut headers: Vec<(String, String)>) -> Vec<(String, String)>
 }
 
 fn outcomes(
-    results: Vec<Result<adcp_verify::verifier::VerifiedSigner, adcp_verify::error::VerifyError>>,
+    results: Vec<Result<adcp_verify::VerifiedSigner, adcp_verify::VerifyError>>,
 ) -> Vec<String> {
     results
         .into_iter()

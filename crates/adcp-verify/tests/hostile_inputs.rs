@@ -13,12 +13,12 @@ use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::jwk::Jwk;
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};
-use adcp_verify::clock::FixedClock;
-use adcp_verify::error::ErrorCode;
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::profile::Profile;
-use adcp_verify::replay::MemoryReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::FixedClock;
+use adcp_verify::ErrorCode;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::Profile;
+use adcp_verify::MemoryReplayStore;
+use adcp_verify::Verifier;
 use support::run_now;
 
 use ErrorCode as E;
@@ -170,7 +170,7 @@ impl World {
         self.verify_full(r).map_err(|e| e.code())
     }
 
-    fn verify_full(&self, r: &Req) -> Result<(), adcp_verify::error::VerifyError> {
+    fn verify_full(&self, r: &Req) -> Result<(), adcp_verify::VerifyError> {
         let headers = self.finish(r);
         let msg = message(&r.url, &headers, &r.body);
         let verifier = Verifier::new(

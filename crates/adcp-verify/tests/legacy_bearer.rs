@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::Message;
-use adcp_verify::error::{ErrorCode, Step};
+use adcp_verify::{ErrorCode, Step};
 use adcp_verify::legacy::bearer::BearerToken;
 use adcp_verify::legacy::{ConfigError, Credential};
 use proptest::prelude::*;

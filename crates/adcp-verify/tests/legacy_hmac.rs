@@ -6,8 +6,8 @@
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::Message;
-use adcp_verify::clock::FixedClock;
-use adcp_verify::error::{ErrorCode, Step};
+use adcp_verify::FixedClock;
+use adcp_verify::{ErrorCode, Step};
 use adcp_verify::legacy::hmac::{HmacSecrets, SecretSlot, WINDOW};
 use adcp_verify::legacy::{ConfigError, Credential};
 use proptest::prelude::*;

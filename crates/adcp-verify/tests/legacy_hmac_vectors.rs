@@ -7,8 +7,8 @@
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::Message;
-use adcp_verify::clock::FixedClock;
-use adcp_verify::error::{ErrorCode, Step, VerifyError};
+use adcp_verify::FixedClock;
+use adcp_verify::{ErrorCode, Step, VerifyError};
 use adcp_verify::legacy::hmac::{HmacSecrets, HmacVerified, SecretSlot};
 use adcp_verify::legacy::{BearerToken, ConfigError, Credential};
 use serde_json::Value;

@@ -11,8 +11,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_verify::replay::InsertOutcome::{self, AggregateCapReached, Inserted, KeyidCapReached, Replayed};
-use adcp_verify::replay::{CapKey, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::InsertOutcome::{self, AggregateCapReached, Inserted, KeyidCapReached, Replayed};
+use adcp_verify::{CapKey, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::{Arc, Barrier};
 
 const NOW: i64 = 1_776_520_800;

@@ -6,8 +6,8 @@
 
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
-use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};
-use adcp_verify::profile::DigestCoverage;
+use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
+use adcp_verify::DigestCoverage;
 use adcp_verify::request_policy::{
     decide, is_operation_name, is_protocol_method_name, resolve, Action, AuthSource, Binding, Decision,
     FallbackCredential, Mode, Rejection, VerifierCapability,

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
-use adcp_verify::profile::DigestCoverage;
+use adcp_verify::DigestCoverage;
 use adcp_verify::request_policy::{
     decide, is_protocol_method_name, resolve, AuthSource, Binding, CapabilityError, Decision, FallbackCredential, Mode,
     VerifierCapability,

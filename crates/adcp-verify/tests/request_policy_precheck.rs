@@ -10,7 +10,7 @@
 
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
-use adcp_verify::error::Step;
+use adcp_verify::Step;
 use adcp_verify::request_policy::{
     decide, resolve, AuthSource, Binding, Decision, FallbackCredential, Mode, VerifierCapability,
 };

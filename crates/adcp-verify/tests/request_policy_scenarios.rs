@@ -2,8 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
-use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};
-use adcp_verify::profile::DigestCoverage;
+use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
+use adcp_verify::DigestCoverage;
 use adcp_verify::request_policy::{
     decide, resolve, Action, AuthSource, Binding, CapabilityError, Decision, FallbackCredential, Mode, Rejection,
     Verdict, VerifierCapability,

@@ -8,11 +8,11 @@ use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::jwk::Jwk;
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};
-use adcp_verify::clock::FixedClock;
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::profile::Profile;
-use adcp_verify::replay::MemoryReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::FixedClock;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::Profile;
+use adcp_verify::MemoryReplayStore;
+use adcp_verify::Verifier;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 

@@ -18,7 +18,7 @@
 mod demo;
 
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
-use adcp_verify::keys::StaticKeyResolver;
+use adcp_verify::StaticKeyResolver;
 use adcp_webhook::payload::WebhookPayload;
 use adcp_webhook::receiver::{
     DeliveryAuthMode, Receiver, ReceiverConfig, ReceiverLayer, Registration, StaticSubscriptions, SubscriptionScope,

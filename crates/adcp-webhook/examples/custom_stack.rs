@@ -13,8 +13,8 @@
 mod demo;
 
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::replay::MemoryReplayStore;
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::MemoryReplayStore;
 use adcp_webhook::receiver::{Decision, Receiver, ReceiverConfig};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};

@@ -22,8 +22,8 @@
 //! ```
 //! use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 //! use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-//! use adcp_verify::keys::StaticKeyResolver;
-//! use adcp_verify::replay::MemoryReplayStore;
+//! use adcp_verify::StaticKeyResolver;
+//! use adcp_verify::MemoryReplayStore;
 //! use adcp_webhook::envelope::{McpWebhook, TaskStatus};
 //! use adcp_webhook::receiver::Receiver;
 //! use std::sync::Arc;

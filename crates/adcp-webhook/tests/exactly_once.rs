@@ -12,7 +12,7 @@ mod common;
 
 use adcp_sign::Algorithm;
 use adcp_store::idempotency::IdempotencyStore;
-use adcp_verify::replay::ReplayStore;
+use adcp_verify::ReplayStore;
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};
 use adcp_webhook::receiver::{outcome, Receiver};
 use adcp_webhook::sender::{DeliveryOutcome, Destination};
@@ -291,8 +291,8 @@ const HMAC_FINGERPRINT: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c
 async fn lifecycle(instance: Instance) {
     let (signer, jwks) = seller(Algorithm::Ed25519, "seller-lifecycle");
     let (other, other_jwks) = seller(Algorithm::Ed25519, "other-seller");
-    let keys: Arc<dyn adcp_verify::keys::KeyResolver> = Arc::new(
-        adcp_verify::keys::StaticKeyResolver::new()
+    let keys: Arc<dyn adcp_verify::KeyResolver> = Arc::new(
+        adcp_verify::StaticKeyResolver::new()
             .with_jwks(&jwks, AGENT_URL)
             .with_jwks(&other_jwks, "https://other-seller.example/mcp"),
     );
@@ -534,8 +534,8 @@ async fn lifecycle(instance: Instance) {
 async fn registrations_bind_the_seller_and_invalid_notification_ids_are_not_tracked() {
     let (signer, jwks) = seller(Algorithm::Ed25519, "seller-lifecycle");
     let (other, other_jwks) = seller(Algorithm::Ed25519, "other-seller");
-    let keys: Arc<dyn adcp_verify::keys::KeyResolver> = Arc::new(
-        adcp_verify::keys::StaticKeyResolver::new()
+    let keys: Arc<dyn adcp_verify::KeyResolver> = Arc::new(
+        adcp_verify::StaticKeyResolver::new()
             .with_jwks(&jwks, AGENT_URL)
             .with_jwks(&other_jwks, "https://other-seller.example/mcp"),
     );

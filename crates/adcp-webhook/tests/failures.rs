@@ -771,35 +771,35 @@ async fn a2a_registrations_dedupe_on_the_payload_fingerprint() {
 
 /// A resolver over several sellers that may share a kid: every seller's key
 /// for the kid is a candidate.
-struct SharedKid(Vec<Arc<adcp_verify::keys::ResolvedKey>>);
+struct SharedKid(Vec<Arc<adcp_verify::ResolvedKey>>);
 
 #[async_trait]
-impl adcp_verify::keys::KeyResolver for SharedKid {
+impl adcp_verify::KeyResolver for SharedKid {
     async fn resolve(
         &self,
         keyid: &str,
-    ) -> Result<Option<Arc<adcp_verify::keys::ResolvedKey>>, adcp_verify::keys::ResolveError> {
+    ) -> Result<Option<Arc<adcp_verify::ResolvedKey>>, adcp_verify::ResolveError> {
         Ok(self.0.iter().find(|k| k.kid() == keyid).cloned())
     }
 
     async fn revocation_status(
         &self,
-        _key: &adcp_verify::keys::ResolvedKey,
+        _key: &adcp_verify::ResolvedKey,
         _now: i64,
-    ) -> Result<adcp_verify::keys::RevocationStatus, adcp_verify::keys::ResolveError> {
-        Ok(adcp_verify::keys::RevocationStatus::Current)
+    ) -> Result<adcp_verify::RevocationStatus, adcp_verify::ResolveError> {
+        Ok(adcp_verify::RevocationStatus::Current)
     }
 
     async fn resolve_candidates(
         &self,
         keyid: &str,
-    ) -> Result<adcp_verify::keys::KeyCandidates, adcp_verify::keys::ResolveError> {
+    ) -> Result<adcp_verify::KeyCandidates, adcp_verify::ResolveError> {
         Ok(self.0.iter().filter(|k| k.kid() == keyid).cloned().collect())
     }
 }
 
-fn keys_of(jwks: &serde_json::Value, agent: &str) -> Vec<Arc<adcp_verify::keys::ResolvedKey>> {
-    adcp_verify::keys::ResolvedKey::from_jwks_json(jwks, agent)
+fn keys_of(jwks: &serde_json::Value, agent: &str) -> Vec<Arc<adcp_verify::ResolvedKey>> {
+    adcp_verify::ResolvedKey::from_jwks_json(jwks, agent)
         .into_iter()
         .map(Arc::new)
         .collect()
@@ -915,9 +915,9 @@ async fn the_body_limit_is_enforced_before_the_checklist_and_governs_its_json_ch
 
 #[tokio::test]
 async fn the_verifier_refuses_an_oversized_body_before_any_replay_entry() {
-    use adcp_verify::clock::FixedClock;
-    use adcp_verify::profile::Profile;
-    use adcp_verify::verifier::Verifier;
+    use adcp_verify::FixedClock;
+    use adcp_verify::Profile;
+    use adcp_verify::Verifier;
     let (signer, jwks) = seller(Algorithm::Ed25519, "k1");
     let signed = signer
         .sign_webhook("https://buyer.example/hook", &event("t"))

@@ -11,7 +11,7 @@ mod common;
 
 use adcp_sigbase::clock::FixedClock;
 use adcp_sign::Algorithm;
-use adcp_verify::keys::StaticKeyResolver;
+use adcp_verify::StaticKeyResolver;
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};
 use adcp_webhook::receiver::{outcome, Receiver, ReceiverConfig};
 use adcp_webhook::sender::{DeliveryOutcome, Destination, DestinationPolicy, WebhookSender};
@@ -267,11 +267,11 @@ async fn positive_conformance_vectors_replayed_live_are_accepted() {
 mod activation {
     use super::common::*;
     use adcp_sign::Algorithm;
-    use adcp_verify::clock::SystemClock;
-    use adcp_verify::keys::StaticKeyResolver;
-    use adcp_verify::profile::Profile;
-    use adcp_verify::replay::MemoryReplayStore;
-    use adcp_verify::verifier::Verifier;
+    use adcp_verify::SystemClock;
+    use adcp_verify::StaticKeyResolver;
+    use adcp_verify::Profile;
+    use adcp_verify::MemoryReplayStore;
+    use adcp_verify::Verifier;
     use adcp_webhook::payload::{AcceptKinds, Challenge, Channel, DeliveryAuth, WebhookPayload};
     use adcp_webhook::sender::{
         Activation, ActivationError, ActivationOutcome, DestinationPolicy, EchoError, EchoMember, WebhookSender,

@@ -16,10 +16,10 @@ use crate::commands::explain::message;
 use crate::exit::Exit;
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
-use adcp_verify::clock::{Clock, FixedClock, SystemClock};
-use adcp_verify::keys::StaticKeyResolver;
-use adcp_verify::replay::MemoryReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::{Clock, FixedClock, SystemClock};
+use adcp_verify::StaticKeyResolver;
+use adcp_verify::MemoryReplayStore;
+use adcp_verify::Verifier;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
@@ -237,7 +237,7 @@ struct BareRate {
 fn bare_rate(
     lines: &[String],
     keys: &StaticKeyResolver,
-    profile: &adcp_verify::profile::Profile,
+    profile: &adcp_verify::Profile,
 ) -> Result<BareRate, String> {
     let mut items = Vec::new();
     for line in lines {
@@ -277,15 +277,15 @@ fn bare_rate(
 }
 
 type BareItem = (
-    std::sync::Arc<adcp_verify::keys::ResolvedKey>,
+    std::sync::Arc<adcp_verify::ResolvedKey>,
     adcp_sigbase::crypto::Algorithm,
     Vec<u8>,
     Vec<u8>,
 );
 
 /// The key, algorithm, signature base and signature of `msg`'s `sig1`.
-fn bare_item(msg: &Message<'_>, keys: &StaticKeyResolver, profile: &adcp_verify::profile::Profile) -> Option<BareItem> {
-    use adcp_verify::keys::KeyResolver;
+fn bare_item(msg: &Message<'_>, keys: &StaticKeyResolver, profile: &adcp_verify::Profile) -> Option<BareItem> {
+    use adcp_verify::KeyResolver;
     let params = adcp_sigbase::SignatureInput::from_message(msg)
         .ok()??
         .into_signature("sig1")?;

@@ -24,7 +24,7 @@ pub use scenarios::{DemoReport, Expected, ScenarioResult, COUNT, DUPLICATE, EXPE
 use crate::gateway::{Gateway, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use adcp_store::{StoreOptions, StoreUrl};
-use adcp_verify::keys::StaticKeyResolver;
+use adcp_verify::StaticKeyResolver;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;

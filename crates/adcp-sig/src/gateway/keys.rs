@@ -7,7 +7,7 @@
 //! refused as ambiguous). The first seller to publish a kid never shadows
 //! another's.
 
-use adcp_verify::keys::{KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, MAX_KEY_CANDIDATES};
+use adcp_verify::{KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, MAX_KEY_CANDIDATES};
 use async_trait::async_trait;
 use std::sync::Arc;
 

@@ -32,7 +32,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use adcp_sig::gateway::{Gateway, GatewayOptions};
 //! use adcp_store::{StoreOptions, StoreUrl};
-//! use adcp_verify::keys::StaticKeyResolver;
+//! use adcp_verify::StaticKeyResolver;
 //! use std::sync::Arc;
 //!
 //! let jwks: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("seller-jwks.json")?)?;
@@ -64,7 +64,7 @@ use adcp_sigbase::clock::Clock;
 use adcp_store::idempotency::SenderKey;
 use adcp_store::Store;
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
-use adcp_verify::keys::KeyResolver;
+use adcp_verify::KeyResolver;
 use adcp_verify::legacy::WebhookAuthMode;
 use adcp_webhook::receiver::{
     Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES, UNAVAILABLE_RETRY_AFTER_SECS,
@@ -701,7 +701,7 @@ fn error_response(status: StatusCode, (code, message): answer::Answer, retry_aft
 
 /// A verification refusal answered by the gateway before the receiver: the
 /// spec's challenge and the code's fixed message.
-fn refusal_response(refusal: &adcp_verify::error::VerifyError) -> Response {
+fn refusal_response(refusal: &adcp_verify::VerifyError) -> Response {
     let status = StatusCode::from_u16(refusal.code().http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
     let mut response = error_response(status, (refusal.code_str(), refusal.message()), None);
     if let Some(challenge) = refusal.www_authenticate().and_then(|c| HeaderValue::from_str(&c).ok()) {
@@ -745,8 +745,8 @@ impl PublicTarget {
     /// `Host`; what the receiver builds `@target-uri` from) must be one of
     /// ours once canonicalized. The bytes are not rewritten: the verifier
     /// derives `@authority` from what was received, as the spec says.
-    fn check_received(&self, parts: &http::request::Parts) -> Result<(), adcp_verify::error::VerifyError> {
-        use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};
+    fn check_received(&self, parts: &http::request::Parts) -> Result<(), adcp_verify::VerifyError> {
+        use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
         let refuse = |detail: &str| {
             VerifyError::new(
                 ErrorCode::TargetUriMalformed,

@@ -6,7 +6,7 @@ use super::metrics::JwksUriChanges;
 use super::{Gateway, GatewayOptions};
 use adcp_sigbase::clock::Clock;
 use adcp_store::{StoreOptions, StoreUrl};
-use adcp_verify::keys::{KeyResolver, StaticKeyResolver};
+use adcp_verify::{KeyResolver, StaticKeyResolver};
 use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use std::sync::Arc;

@@ -47,7 +47,7 @@ use crate::idempotency::{
     plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ConfigError, Fingerprint,
     IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
-use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::fmt;

@@ -7,7 +7,7 @@ use adcp_store::idempotency::{
     ClaimOutcome, ClaimRequest, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
     RecordState, SenderAliases, SenderKey,
 };
-use adcp_verify::replay::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
+use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
 

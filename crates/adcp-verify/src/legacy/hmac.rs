@@ -16,7 +16,7 @@
 //! ```
 //! use adcp_sigbase::crypto::SigningKey;
 //! use adcp_sigbase::Message;
-//! use adcp_verify::clock::FixedClock;
+//! use adcp_verify::FixedClock;
 //! use adcp_verify::legacy::hmac::{HmacSecrets, SecretSlot};
 //!
 //! let old = b"previous-secret-0123456789abcdef0123456789";

@@ -31,8 +31,8 @@
 //! ```
 //! use adcp_sigbase::crypto::SigningKey;
 //! use adcp_sigbase::Message;
-//! use adcp_verify::clock::FixedClock;
-//! use adcp_verify::error::ErrorCode;
+//! use adcp_verify::FixedClock;
+//! use adcp_verify::ErrorCode;
 //! use adcp_verify::legacy::{SecretSlot, WebhookAuthMode};
 //! use serde_json::json;
 //!

@@ -107,7 +107,7 @@ impl ReplayLimits {
 /// size the aggregate cap to the memory budget, or use a shared tier.
 ///
 /// ```
-/// use adcp_verify::replay::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayStore};
+/// use adcp_verify::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayStore};
 ///
 /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
 /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
@@ -122,7 +122,7 @@ impl ReplayLimits {
 /// // Once expired, the same (keyid, nonce) is a first sighting again.
 /// assert_eq!(store.insert(key, expires_at + 400, expires_at + 1).await?, InsertOutcome::Inserted);
 /// assert_eq!(store.len(), 1); // live entries as of the latest `now` seen
-/// # Ok::<(), adcp_verify::replay::StoreError>(())
+/// # Ok::<(), adcp_verify::StoreError>(())
 /// # }).unwrap();
 /// ```
 pub struct MemoryReplayStore {

@@ -131,7 +131,7 @@ impl SigningList {
 /// `supported: true` are configuration errors.
 ///
 /// ```
-/// use adcp_verify::profile::DigestCoverage;
+/// use adcp_verify::DigestCoverage;
 /// use adcp_verify::request_policy::{Mode, VerifierCapability};
 ///
 /// let cap = VerifierCapability::builder(DigestCoverage::Required)

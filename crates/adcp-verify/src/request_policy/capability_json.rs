@@ -106,7 +106,7 @@ impl VerifierCapability {
     /// always, the protocol-method lists when populated.
     ///
     /// ```
-    /// use adcp_verify::profile::DigestCoverage;
+    /// use adcp_verify::DigestCoverage;
     /// use adcp_verify::request_policy::VerifierCapability;
     /// use serde_json::json;
     ///

@@ -85,7 +85,7 @@ impl Decision {
 ///
 /// ```
 /// use adcp_sigbase::Message;
-/// use adcp_verify::profile::DigestCoverage;
+/// use adcp_verify::DigestCoverage;
 /// use adcp_verify::request_policy::{decide, Binding, Decision, FallbackCredential, VerifierCapability};
 ///
 /// let cap = VerifierCapability::builder(DigestCoverage::Required).required_for(["create_media_buy"]).build()?;

@@ -2,7 +2,7 @@
 //! before a request is known to be signed, and what a checklist failure
 //! means for the request afterwards.
 //!
-//! The checklist ([`crate::verifier`]) assumes a signed request. This module
+//! The checklist ([`crate::Verifier`]) assumes a signed request. This module
 //! decides, per request and from the verifier's advertised
 //! [`VerifierCapability`] (`request_signing` on `get_adcp_capabilities`):
 //!
@@ -30,7 +30,7 @@
 //!
 //! ```
 //! use adcp_sigbase::Message;
-//! use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};
+//! use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
 //! use adcp_verify::request_policy::{
 //!     decide, Action, AuthSource, Binding, Decision, FallbackCredential, Mode, VerifierCapability, Verdict,
 //! };

@@ -93,7 +93,7 @@ impl ResolvedRequest {
 /// let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_products","name":"create_media_buy"}}"#;
 /// let err = resolve(Binding::JsonRpc, &Message::request("POST", "https://seller.example.com/mcp").with_body(&body[..])).unwrap_err();
 /// assert_eq!(err.code_str(), "request_body_malformed");
-/// # Ok::<(), adcp_verify::error::VerifyError>(())
+/// # Ok::<(), adcp_verify::VerifyError>(())
 /// ```
 pub fn resolve(binding: Binding, msg: &Message<'_>) -> Result<ResolvedRequest, VerifyError> {
     resolve_with_limit(binding, msg, adcp_strict_json::DEFAULT_MAX_LEN)

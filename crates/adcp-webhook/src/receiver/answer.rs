@@ -10,7 +10,7 @@ use super::outcome;
 use bytes::Bytes;
 
 /// The fixed message of a receiver outcome that is not a verifier code
-/// (verifier codes carry their own, [`adcp_verify::error::VerifyError::message`]).
+/// (verifier codes carry their own, [`adcp_verify::VerifyError::message`]).
 #[must_use]
 pub fn outcome_message(label: &str) -> &'static str {
     match label {

@@ -14,7 +14,7 @@ use super::subscriptions::{DeliveryAuthMode, Registration, SubscriptionScope};
 use super::{outcome, Receiver, Reply};
 use crate::payload::{Challenge, DeliveryAuth, WebhookPayload};
 use adcp_verify::legacy::VerifiedWebhook;
-use adcp_verify::replay::{InsertOutcome, ReplayKey};
+use adcp_verify::{InsertOutcome, ReplayKey};
 use http::StatusCode;
 use std::collections::BTreeSet;
 
@@ -94,7 +94,7 @@ impl Receiver {
             scope: None,
         };
         let remember_until = if signer.expires > 0 {
-            signer.expires.saturating_add(adcp_verify::verifier::CLOCK_SKEW)
+            signer.expires.saturating_add(adcp_verify::CLOCK_SKEW)
         } else {
             now.saturating_add(FALLBACK_MEMORY_SECS)
         };
@@ -112,10 +112,10 @@ impl Receiver {
             }
             Err(e) => {
                 // The replay store's outage, with the checklist's code for it.
-                let e = adcp_verify::error::VerifyError::new(
-                    adcp_verify::error::ErrorCode::StoreUnavailable,
-                    adcp_verify::error::CodePrefix::Webhook,
-                    adcp_verify::error::Step::new(13),
+                let e = adcp_verify::VerifyError::new(
+                    adcp_verify::ErrorCode::StoreUnavailable,
+                    adcp_verify::CodePrefix::Webhook,
+                    adcp_verify::Step::new(13),
                     e.to_string(),
                 );
                 return super::verify_reply(&e);

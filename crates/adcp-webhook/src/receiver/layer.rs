@@ -23,8 +23,8 @@ use tracing::Instrument;
 ///
 /// ```
 /// use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-/// use adcp_verify::keys::StaticKeyResolver;
-/// use adcp_verify::replay::MemoryReplayStore;
+/// use adcp_verify::StaticKeyResolver;
+/// use adcp_verify::MemoryReplayStore;
 /// use adcp_webhook::receiver::{Receiver, ReceiverLayer, Webhook};
 /// use axum::{routing::post, Router};
 /// use std::sync::Arc;

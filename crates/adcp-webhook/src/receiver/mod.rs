@@ -55,12 +55,12 @@ use adcp_sigbase::clock::{Clock, SystemClock};
 use adcp_sigbase::Message;
 use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
 use adcp_verify::admission::AdmissionMonitor;
-use adcp_verify::error::VerifyError;
-use adcp_verify::keys::KeyResolver;
+use adcp_verify::VerifyError;
+use adcp_verify::KeyResolver;
 use adcp_verify::legacy::{VerifiedWebhook, WebhookAuthMode};
-use adcp_verify::profile::Profile;
-use adcp_verify::replay::ReplayStore;
-use adcp_verify::verifier::Verifier;
+use adcp_verify::Profile;
+use adcp_verify::ReplayStore;
+use adcp_verify::Verifier;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
 use http_body::Body as HttpBody;
@@ -399,8 +399,8 @@ struct Inner {
 ///
 /// ```
 /// use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-/// use adcp_verify::keys::StaticKeyResolver;
-/// use adcp_verify::replay::MemoryReplayStore;
+/// use adcp_verify::StaticKeyResolver;
+/// use adcp_verify::MemoryReplayStore;
 /// use adcp_webhook::receiver::{Decision, Receiver};
 /// use std::sync::Arc;
 ///
@@ -590,7 +590,7 @@ impl Receiver {
             return self.reply(Reply::with_message(
                 StatusCode::BAD_REQUEST,
                 "webhook_body_malformed",
-                adcp_verify::error::ErrorCode::BodyMalformed.message(adcp_verify::error::CodePrefix::Webhook),
+                adcp_verify::ErrorCode::BodyMalformed.message(adcp_verify::CodePrefix::Webhook),
             ));
         };
         // The registration of the URL it arrived at, if the buyer made one.
@@ -644,10 +644,10 @@ impl Receiver {
         }
         if challenge_only {
             // An RFC 9421 delivery at a URL registered for legacy auth.
-            let e = adcp_verify::error::VerifyError::new(
-                adcp_verify::error::ErrorCode::ModeMismatch,
-                adcp_verify::error::CodePrefix::Webhook,
-                adcp_verify::error::Step::new(0),
+            let e = adcp_verify::VerifyError::new(
+                adcp_verify::ErrorCode::ModeMismatch,
+                adcp_verify::CodePrefix::Webhook,
+                adcp_verify::Step::new(0),
                 "RFC 9421 delivery to a legacy registration",
             );
             return self.reply(verify_reply(&e));

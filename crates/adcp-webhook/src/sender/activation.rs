@@ -6,7 +6,7 @@ use super::{ssrf_cause, WebhookSender, TRACING_TARGET};
 use crate::payload::{
     AgentWebhookChallenge, Challenge, ChallengeResponse, ChallengeResponseError, DeliveryAuth, WebhookChallenge,
 };
-use adcp_jwks::ssrf::SsrfError;
+use adcp_jwks::SsrfError;
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sign::{Body, OsRandom, RandomSource, SignError, Signer, UnsignedRequest};
 use std::fmt;

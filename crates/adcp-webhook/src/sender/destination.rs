@@ -1,6 +1,6 @@
 //! Where a webhook goes and how it authenticates: the registration.
 
-use adcp_jwks::ssrf::{SsrfError, SsrfPolicy};
+use adcp_jwks::{SsrfError, SsrfPolicy};
 use adcp_sign::{LegacyHmacSigner, SignError};
 use serde_json::Value;
 use std::fmt;
@@ -185,7 +185,7 @@ impl Destination {
 /// for plain HTTP to loopback.
 #[derive(Debug, Clone, Default)]
 pub struct DestinationPolicy {
-    inner: adcp_jwks::destination::DestinationPolicy,
+    inner: adcp_jwks::DestinationPolicy,
     plain_http_loopback: bool,
     plain_http_any_host: bool,
 }
@@ -193,7 +193,7 @@ pub struct DestinationPolicy {
 impl DestinationPolicy {
     /// The production policy: HTTPS only, reserved ranges refused, any port.
     #[must_use]
-    pub fn new(policy: adcp_jwks::destination::DestinationPolicy) -> Self {
+    pub fn new(policy: adcp_jwks::DestinationPolicy) -> Self {
         Self {
             inner: policy,
             plain_http_loopback: false,
@@ -205,13 +205,13 @@ impl DestinationPolicy {
     /// loopback exception, to reach a TLS server on this machine).
     #[must_use]
     pub fn from_ssrf_policy(ssrf: SsrfPolicy) -> Self {
-        Self::new(adcp_jwks::destination::DestinationPolicy::from_ssrf_policy(ssrf))
+        Self::new(adcp_jwks::DestinationPolicy::from_ssrf_policy(ssrf))
     }
 
     /// The opt-in hardened profile: destination ports `{443, 8443}` only.
     #[must_use]
     pub fn hardened() -> Self {
-        Self::new(adcp_jwks::destination::DestinationPolicy::hardened())
+        Self::new(adcp_jwks::DestinationPolicy::hardened())
     }
 
     /// **Tests and local demos only.** Also accepts `http://` URLs whose
@@ -221,7 +221,7 @@ impl DestinationPolicy {
     pub fn dangerously_allow_plain_http_loopback(self) -> Self {
         let ssrf = self.inner.ssrf_policy().clone().dangerously_allow_loopback_for_tests();
         Self {
-            inner: adcp_jwks::destination::DestinationPolicy::from_ssrf_policy(ssrf),
+            inner: adcp_jwks::DestinationPolicy::from_ssrf_policy(ssrf),
             plain_http_loopback: true,
             plain_http_any_host: self.plain_http_any_host,
         }
@@ -252,7 +252,7 @@ impl DestinationPolicy {
 
     /// The `adcp-jwks` policy in force.
     #[must_use]
-    pub fn policy(&self) -> &adcp_jwks::destination::DestinationPolicy {
+    pub fn policy(&self) -> &adcp_jwks::DestinationPolicy {
         &self.inner
     }
 

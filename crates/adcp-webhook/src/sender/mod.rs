@@ -41,8 +41,8 @@ pub use activation::{
 pub use destination::{DeliveryAuth, Destination, DestinationError, DestinationPolicy};
 pub use retry::{parse_retry_after, RetryPolicy, RetryPolicyError};
 
-use adcp_jwks::fetch::{DnsResolver, SystemDnsResolver, TrustRoots};
-use adcp_jwks::ssrf::SsrfError;
+use adcp_jwks::{DnsResolver, SystemDnsResolver, TrustRoots};
+use adcp_jwks::SsrfError;
 use adcp_sign::{HttpSigner, OsRandom, RandomSource, SignError, Signer, WebhookEvent};
 use std::fmt;
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-use adcp_verify::keys::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver};
-use adcp_verify::replay::{MemoryReplayStore, ReplayStore};
+use adcp_verify::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver};
+use adcp_verify::{MemoryReplayStore, ReplayStore};
 use adcp_webhook::receiver::{Receiver, ReceiverConfig, ReceiverLayer, Webhook};
 use adcp_webhook::sender::{DestinationPolicy, RetryPolicy, WebhookSender};
 use async_trait::async_trait;
