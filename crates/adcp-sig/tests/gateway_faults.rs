@@ -21,7 +21,7 @@ mod jwks_common;
 use adcp_test_support::redis_server;
 
 use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
-use adcp_sigbase::clock::{Clock, FixedClock, SystemClock};
+use adcp_sigbase::{Clock, FixedClock, SystemClock};
 use adcp_sign::{HttpSigner, SignOptions, SignedRequest, Signer as _, SoftwareSigner, UnsignedRequest};
 use adcp_store::{StoreOptions, StoreUrl};
 use adcp_verify::KeyResolver;

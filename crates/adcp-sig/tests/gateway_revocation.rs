@@ -37,7 +37,7 @@ mod jwks_common;
 mod test_network;
 
 use adcp_sig::gateway::{Gateway, GatewayArgs, GatewayConfig, GatewayHandle};
-use adcp_sigbase::clock::Clock;
+use adcp_sigbase::Clock;
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
 use common::{event, TempDir, Upstream, PATH};
 use jwks_common::{ok, Resp, Server};
@@ -438,7 +438,7 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
     use std::process::{Command, Stdio};
 
     let seller = Seller::start("revocation-cli").await;
-    let now = adcp_sigbase::clock::SystemClock.now();
+    let now = adcp_sigbase::SystemClock.now();
     seller.server.set(
         "/revocations.json",
         signed_list(&seller.good, &seller.issuer(), now + 600, &[REVOKED]),
@@ -528,7 +528,7 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
     let (one, two) = (event("one"), event("two"));
     let mut answers = Vec::new();
     for (signer, e) in [(&seller.good, &one), (&seller.revoked, &two)] {
-        clock.set(adcp_sigbase::clock::SystemClock.now());
+        clock.set(adcp_sigbase::SystemClock.now());
         answers.push(post(&url, &sign(signer, &clock, &url, e).await).await);
     }
     let _ = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status();

@@ -25,7 +25,7 @@ impl Clock for SystemClock {
 /// A clock stopped at a given instant.
 ///
 /// ```
-/// use adcp_sigbase::clock::{Clock, FixedClock};
+/// use adcp_sigbase::{Clock, FixedClock};
 /// assert_eq!(FixedClock(1_776_520_800).now(), 1_776_520_800);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -73,7 +73,7 @@
 #![forbid(unsafe_code)]
 
 mod base;
-pub mod clock;
+mod clock;
 mod component;
 pub mod crypto;
 pub mod digest;
@@ -88,6 +88,7 @@ mod signature_input;
 pub mod structured;
 
 pub use base::{signature_base, BaseOptions, SignatureBase};
+pub use clock::{Clock, FixedClock, SystemClock};
 pub use component::ComponentId;
 pub use error::{Error, SignatureHeader};
 pub use message::{HeaderBytes, Message};

@@ -106,7 +106,7 @@ pub use purpose::KeyPurpose;
 pub use random::{OsRandom, RandomSource, RandomnessUnavailable};
 pub use request::{UnsignedRequest, JSON_CONTENT_TYPE};
 pub use signed::SignedRequest;
-pub use signer::{Signer, SignerError, SignerErrorKind};
+pub use signer::{BoxSigner, Signer, SignerError, SignerErrorKind};
 pub use software::SoftwareSigner;
 
 // Re-exported so that callers need not depend on the crates directly for

@@ -2,10 +2,11 @@
 //! built-in [`SoftwareSigner`](crate::SoftwareSigner), a KMS, an HSM).
 
 use core::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use adcp_sigbase::crypto::Algorithm;
-use async_trait::async_trait;
 
 use crate::KeyPurpose;
 
@@ -33,7 +34,6 @@ use crate::KeyPurpose;
 ///     kid: String,
 /// }
 ///
-/// #[async_trait::async_trait]
 /// impl Signer for Remote {
 ///     fn key_id(&self) -> &str {
 ///         &self.kid
@@ -48,7 +48,6 @@ use crate::KeyPurpose;
 ///     }
 /// }
 /// ```
-#[async_trait]
 pub trait Signer: Send + Sync {
     /// The `keyid` signature parameter: the key's `kid` in the published
     /// JWKS.
@@ -66,17 +65,18 @@ pub trait Signer: Send + Sync {
         None
     }
 
-    /// Signs `message` (the RFC 9421 signature base).
+    /// Signs `message` (the RFC 9421 signature base). Implementations
+    /// write `async fn sign`; the future must be `Send` so that senders can
+    /// run on a multi-threaded runtime.
     ///
     /// # Errors
     ///
     /// [`SignerError`]: [`SignerError::unavailable`] when trying again
     /// later may work, [`SignerError::failed`] otherwise.
-    async fn sign(&self, message: &[u8]) -> Result<Vec<u8>, SignerError>;
+    fn sign(&self, message: &[u8]) -> impl Future<Output = Result<Vec<u8>, SignerError>> + Send;
 }
 
-#[async_trait]
-impl<S: Signer + ?Sized> Signer for Arc<S> {
+impl<S: Signer> Signer for Arc<S> {
     fn key_id(&self) -> &str {
         (**self).key_id()
     }
@@ -89,13 +89,12 @@ impl<S: Signer + ?Sized> Signer for Arc<S> {
         (**self).key_purpose()
     }
 
-    async fn sign(&self, message: &[u8]) -> Result<Vec<u8>, SignerError> {
-        (**self).sign(message).await
+    fn sign(&self, message: &[u8]) -> impl Future<Output = Result<Vec<u8>, SignerError>> + Send {
+        (**self).sign(message)
     }
 }
 
-#[async_trait]
-impl<S: Signer + ?Sized> Signer for Box<S> {
+impl<S: Signer> Signer for &S {
     fn key_id(&self) -> &str {
         (**self).key_id()
     }
@@ -108,27 +107,92 @@ impl<S: Signer + ?Sized> Signer for Box<S> {
         (**self).key_purpose()
     }
 
-    async fn sign(&self, message: &[u8]) -> Result<Vec<u8>, SignerError> {
-        (**self).sign(message).await
+    fn sign(&self, message: &[u8]) -> impl Future<Output = Result<Vec<u8>, SignerError>> + Send {
+        (**self).sign(message)
     }
 }
 
-#[async_trait]
-impl<S: Signer + ?Sized> Signer for &S {
+/// The future [`BoxSigner`] erases a backend's `sign` to.
+type BoxedSignature<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, SignerError>> + Send + 'a>>;
+
+/// The object-safe face of [`Signer`], implemented for every signer.
+trait ErasedSigner: Send + Sync {
+    fn key_id(&self) -> &str;
+    fn algorithm(&self) -> Algorithm;
+    fn key_purpose(&self) -> Option<KeyPurpose>;
+    fn sign_boxed<'a>(&'a self, message: &'a [u8]) -> BoxedSignature<'a>;
+}
+
+impl<S: Signer> ErasedSigner for S {
     fn key_id(&self) -> &str {
-        (**self).key_id()
+        Signer::key_id(self)
     }
 
     fn algorithm(&self) -> Algorithm {
-        (**self).algorithm()
+        Signer::algorithm(self)
     }
 
     fn key_purpose(&self) -> Option<KeyPurpose> {
-        (**self).key_purpose()
+        Signer::key_purpose(self)
+    }
+
+    fn sign_boxed<'a>(&'a self, message: &'a [u8]) -> BoxedSignature<'a> {
+        Box::pin(Signer::sign(self, message))
+    }
+}
+
+/// A [`Signer`] whose backend is chosen at run time.
+///
+/// [`Signer`] is a native `async fn` trait, so `dyn Signer` does not exist:
+/// static dispatch keeps the hot path free of a boxed future per
+/// signature. Where the backend is a run-time choice (a software key in
+/// development, a KMS in production), wrap it in a `BoxSigner`, which pays
+/// that one allocation per signature.
+///
+/// ```
+/// use adcp_sign::{Algorithm, BoxSigner, HttpSigner, Signer, SigningProfile, SoftwareSigner};
+///
+/// # fn main() -> Result<(), adcp_sign::SignError> {
+/// let key = SoftwareSigner::generate(Algorithm::Ed25519, "kid-1")?;
+/// let signer = BoxSigner::new(key);
+/// assert_eq!(signer.key_id(), "kid-1");
+/// let _http = HttpSigner::new(SigningProfile::webhook_v1(), signer)?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct BoxSigner(Box<dyn ErasedSigner>);
+
+impl BoxSigner {
+    /// Erases `signer`'s type.
+    pub fn new<S: Signer + 'static>(signer: S) -> Self {
+        Self(Box::new(signer))
+    }
+}
+
+impl fmt::Debug for BoxSigner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoxSigner")
+            .field("key_id", &self.0.key_id())
+            .field("algorithm", &self.0.algorithm().as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Signer for BoxSigner {
+    fn key_id(&self) -> &str {
+        self.0.key_id()
+    }
+
+    fn algorithm(&self) -> Algorithm {
+        self.0.algorithm()
+    }
+
+    fn key_purpose(&self) -> Option<KeyPurpose> {
+        self.0.key_purpose()
     }
 
     async fn sign(&self, message: &[u8]) -> Result<Vec<u8>, SignerError> {
-        (**self).sign(message).await
+        self.0.sign_boxed(message).await
     }
 }
 
@@ -186,5 +250,51 @@ impl fmt::Display for SignerError {
 impl std::error::Error for SignerError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&*self.source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: failing loudly is the point
+
+    use super::*;
+    use crate::SoftwareSigner;
+
+    fn block_on<F: Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn a_boxed_signer_is_its_backend() {
+        let key = SoftwareSigner::generate(Algorithm::Ed25519, "kid-1").unwrap();
+        let direct = block_on(key.sign(b"base")).unwrap();
+        let purpose = Signer::key_purpose(&key);
+        let boxed = BoxSigner::new(key);
+        assert_eq!(Signer::key_id(&boxed), "kid-1");
+        assert_eq!(Signer::algorithm(&boxed), Algorithm::Ed25519);
+        assert_eq!(Signer::key_purpose(&boxed), purpose);
+        // Ed25519 is deterministic: the same key signs the same bytes alike.
+        assert_eq!(block_on(boxed.sign(b"base")).unwrap(), direct);
+    }
+
+    #[test]
+    fn a_boxed_signer_reports_its_backends_failure() {
+        struct Down;
+        impl Signer for Down {
+            fn key_id(&self) -> &str {
+                "kms-1"
+            }
+            fn algorithm(&self) -> Algorithm {
+                Algorithm::EcdsaP256Sha256
+            }
+            async fn sign(&self, _message: &[u8]) -> Result<Vec<u8>, SignerError> {
+                Err(SignerError::unavailable("KMS not reachable"))
+            }
+        }
+        let error = block_on(BoxSigner::new(Down).sign(b"base")).unwrap_err();
+        assert_eq!(error.kind(), SignerErrorKind::Unavailable);
     }
 }

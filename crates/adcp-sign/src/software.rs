@@ -4,7 +4,6 @@ use core::fmt;
 
 use adcp_sigbase::crypto::{Algorithm, CryptoError, KeyKind, KeyRejection, SigningKey, VerifyingKey};
 use adcp_sigbase::jwk::{Jwk, JwkError, Jwks};
-use async_trait::async_trait;
 
 use crate::key_id::check_key_id;
 use crate::{KeyPurpose, SignError, Signer, SignerError};
@@ -228,7 +227,6 @@ impl SoftwareSigner {
     }
 }
 
-#[async_trait]
 impl Signer for SoftwareSigner {
     fn key_id(&self) -> &str {
         &self.kid

@@ -335,7 +335,6 @@ struct Scripted {
     calls: AtomicUsize,
 }
 
-#[async_trait::async_trait]
 impl Signer for Scripted {
     fn key_id(&self) -> &str {
         "remote-1"

@@ -11,10 +11,10 @@ use adcp_sign::{
     UnsignedRequest, WebhookEvent,
 };
 use adcp_verify::FixedClock as VerifyClock;
-use adcp_verify::StaticKeyResolver;
-use adcp_verify::{DigestCoverage, Profile};
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
+use adcp_verify::{DigestCoverage, Profile};
 use proptest::prelude::*;
 
 const NOW: i64 = 1_776_520_800;
@@ -201,7 +201,6 @@ proptest! {
 /// is a fixed 64 bytes: nothing verifies it).
 struct AnyKeyId(String);
 
-#[async_trait::async_trait]
 impl adcp_sign::Signer for AnyKeyId {
     fn key_id(&self) -> &str {
         &self.0

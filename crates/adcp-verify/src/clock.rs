@@ -1,4 +1,4 @@
 //! The [`Clock`] windows are checked against: shared with the signer,
 //! defined in `adcp-sigbase`; tests pin it to the vectors' `reference_now`.
 
-pub use adcp_sigbase::clock::{Clock, FixedClock, SystemClock};
+pub use adcp_sigbase::{Clock, FixedClock, SystemClock};

@@ -19,7 +19,7 @@
 //! at the end from criterion's estimates of this run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench setup: failing loudly is the point
 
-use adcp_sigbase::clock::SystemClock;
+use adcp_sigbase::SystemClock;
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};

@@ -9,7 +9,7 @@
 
 mod common;
 
-use adcp_sigbase::clock::FixedClock;
+use adcp_sigbase::FixedClock;
 use adcp_sign::Algorithm;
 use adcp_verify::StaticKeyResolver;
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};

@@ -60,7 +60,7 @@ pub use forward::Upstream;
 pub use metrics::{CounterSource, GatewayMetrics, JwksUriChanges, UpstreamFailure};
 pub use run::run;
 
-use adcp_sigbase::clock::Clock;
+use adcp_sigbase::Clock;
 use adcp_store::idempotency::SenderKey;
 use adcp_store::Store;
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
@@ -473,7 +473,7 @@ async fn probe(store: &Arc<dyn Store>) -> bool {
         sender: "urn:adcp-gateway:readiness-probe",
         idempotency_key: "probe",
     };
-    let now = adcp_sigbase::clock::Clock::now(&adcp_sigbase::clock::SystemClock);
+    let now = adcp_sigbase::Clock::now(&adcp_sigbase::SystemClock);
     matches!(
         tokio::time::timeout(READINESS_TIMEOUT, store.lookup(key, now)).await,
         Ok(Ok(_))

@@ -4,7 +4,7 @@ use super::config::{redact, GatewayArgs, GatewayConfig, KeySource, TestNetwork, 
 use super::keys::AgentsResolver;
 use super::metrics::JwksUriChanges;
 use super::{Gateway, GatewayOptions};
-use adcp_sigbase::clock::Clock;
+use adcp_sigbase::Clock;
 use adcp_store::{StoreOptions, StoreUrl};
 use adcp_verify::{KeyResolver, StaticKeyResolver};
 use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};

@@ -51,7 +51,7 @@ pub use webhook::Webhook;
 
 use crate::jcs;
 use crate::payload::{AcceptKinds, Channel, WebhookPayload};
-use adcp_sigbase::clock::{Clock, SystemClock};
+use adcp_sigbase::{Clock, SystemClock};
 use adcp_sigbase::Message;
 use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
 use adcp_verify::admission::AdmissionMonitor;
