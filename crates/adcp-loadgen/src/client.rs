@@ -3,7 +3,7 @@
 //! each target.
 
 use crate::Error;
-use adcp_webhook::sender::signature_error_code;
+use adcp_webhook::signature_error_code;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
@@ -155,7 +155,7 @@ pub async fn get(url: &str) -> Result<(u16, Bytes), Error> {
 
 #[cfg(test)]
 mod tests {
-    use adcp_webhook::sender::signature_error_code as error_param;
+    use adcp_webhook::signature_error_code as error_param;
 
     #[test]
     fn parses_error_param() {

@@ -4,7 +4,7 @@
 
 use crate::Error;
 use adcp_sign::{HttpSigner, SoftwareSigner, WebhookEvent};
-use adcp_webhook::envelope::{McpWebhook, TaskStatus};
+use adcp_webhook::{McpWebhook, TaskStatus};
 use bytes::Bytes;
 use http_body_util::Full;
 use serde::Serialize;

@@ -301,7 +301,7 @@ async fn send_to(handle: &adcp_sig::gateway::GatewayHandle, signed: &SignedReque
         .headers()
         .get("www-authenticate")
         .and_then(|v| v.to_str().ok())
-        .and_then(adcp_webhook::sender::signature_error_code);
+        .and_then(adcp_webhook::signature_error_code);
     (response.status().as_u16(), code, response.text().await.unwrap())
 }
 

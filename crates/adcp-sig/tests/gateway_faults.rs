@@ -55,7 +55,7 @@ impl Answer {
         Self {
             status: 503,
             code: None,
-            retry_after: Some(adcp_webhook::receiver::UNAVAILABLE_RETRY_AFTER_SECS),
+            retry_after: Some(adcp_webhook::UNAVAILABLE_RETRY_AFTER_SECS),
         }
     }
 

@@ -586,7 +586,7 @@ fn unavailable() -> Answer {
     Answer {
         status: 503,
         challenge: None,
-        retry_after: Some(adcp_webhook::receiver::UNAVAILABLE_RETRY_AFTER_SECS.to_string()),
+        retry_after: Some(adcp_webhook::UNAVAILABLE_RETRY_AFTER_SECS.to_string()),
     }
 }
 
@@ -596,7 +596,7 @@ fn unavailable() -> Answer {
 /// forwarded until each is back, then the retry is forwarded once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateways_503s_for_outages_carry_retry_after_and_no_challenge() {
-    assert_eq!(adcp_webhook::receiver::UNAVAILABLE_RETRY_AFTER_SECS, 2);
+    assert_eq!(adcp_webhook::UNAVAILABLE_RETRY_AFTER_SECS, 2);
     let seller = Seller::start("retry-after").await;
     let upstream = Upstream::start().await;
     let clock = ManualClock::at(T0);

@@ -16,9 +16,9 @@
 mod support;
 
 use adcp_verify::FixedClock;
-use adcp_verify::StaticKeyResolver;
-use adcp_verify::Profile;
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::Profile;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
 use std::time::{Duration, Instant};
 use support::{message, run_now, Template};

@@ -71,13 +71,10 @@ mod verifier;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{CodePrefix, ErrorCode, Step, VerifyError};
 pub use keys::{
-    KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver,
-    MAX_KEY_CANDIDATES,
+    KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver, MAX_KEY_CANDIDATES,
 };
 pub use profile::{DigestCoverage, Profile};
-pub use replay::{
-    CapKey, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError,
-};
+pub use replay::{CapKey, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 pub use verifier::{VerifiedSigner, Verifier, CLOCK_SKEW, LABEL, MAX_VALIDITY, MIN_NONCE_BYTES};
 
 /// The README's examples, compiled and run as doctests.

@@ -7,9 +7,9 @@ mod support;
 
 use adcp_test_support::{allocations_during, CountingAllocator};
 use adcp_verify::FixedClock;
-use adcp_verify::StaticKeyResolver;
-use adcp_verify::Profile;
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::Profile;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
 use support::{message, run_now, Template};
 

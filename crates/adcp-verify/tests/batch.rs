@@ -7,9 +7,9 @@
 mod support;
 
 use adcp_verify::FixedClock;
-use adcp_verify::StaticKeyResolver;
-use adcp_verify::Profile;
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::Profile;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
 use support::{message, run_now, Template};
 
@@ -56,9 +56,7 @@ fn tamper_signature(mut headers: Vec<(String, String)>) -> Vec<(String, String)>
     headers
 }
 
-fn outcomes(
-    results: Vec<Result<adcp_verify::VerifiedSigner, adcp_verify::VerifyError>>,
-) -> Vec<String> {
+fn outcomes(results: Vec<Result<adcp_verify::VerifiedSigner, adcp_verify::VerifyError>>) -> Vec<String> {
     results
         .into_iter()
         .map(|r| match r {

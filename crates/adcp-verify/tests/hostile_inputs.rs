@@ -13,11 +13,11 @@ use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::jwk::Jwk;
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};
-use adcp_verify::FixedClock;
 use adcp_verify::ErrorCode;
-use adcp_verify::StaticKeyResolver;
-use adcp_verify::Profile;
+use adcp_verify::FixedClock;
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::Profile;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
 use support::run_now;
 

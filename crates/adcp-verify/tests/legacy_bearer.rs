@@ -3,9 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::Message;
-use adcp_verify::{ErrorCode, Step};
 use adcp_verify::legacy::bearer::BearerToken;
 use adcp_verify::legacy::{ConfigError, Credential};
+use adcp_verify::{ErrorCode, Step};
 use proptest::prelude::*;
 
 const TOKEN: &str = "wh_tok_5f2c9a1e7b3d4c6a8e0f1b2d3c4a5e6f";

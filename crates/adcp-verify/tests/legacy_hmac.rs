@@ -6,10 +6,10 @@
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::Message;
-use adcp_verify::FixedClock;
-use adcp_verify::{ErrorCode, Step};
 use adcp_verify::legacy::hmac::{HmacSecrets, SecretSlot, WINDOW};
 use adcp_verify::legacy::{ConfigError, Credential};
+use adcp_verify::FixedClock;
+use adcp_verify::{ErrorCode, Step};
 use proptest::prelude::*;
 
 const NOW: i64 = 1_790_000_000;

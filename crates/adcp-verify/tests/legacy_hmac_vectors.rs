@@ -7,10 +7,10 @@
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::Message;
-use adcp_verify::FixedClock;
-use adcp_verify::{ErrorCode, Step, VerifyError};
 use adcp_verify::legacy::hmac::{HmacSecrets, HmacVerified, SecretSlot};
 use adcp_verify::legacy::{BearerToken, ConfigError, Credential};
+use adcp_verify::FixedClock;
+use adcp_verify::{ErrorCode, Step, VerifyError};
 use serde_json::Value;
 
 const FILE: &str = "webhooks/webhook-hmac-sha256.json";

@@ -9,15 +9,15 @@ use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::jwk::Jwk;
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};
-use adcp_verify::FixedClock;
-use adcp_verify::{ErrorCode, Step, VerifyError};
-use adcp_verify::StaticKeyResolver;
 use adcp_verify::legacy::{
     BearerToken, ConfigError, HmacSecrets, SchemeEvidence, SecretSlot, VerifiedWebhook, WebhookAuthMode, WebhookScheme,
 };
-use adcp_verify::Profile;
+use adcp_verify::FixedClock;
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::Profile;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
+use adcp_verify::{ErrorCode, Step, VerifyError};
 use serde_json::json;
 
 const NOW: i64 = 1_790_000_000;

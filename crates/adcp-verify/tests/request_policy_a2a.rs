@@ -6,12 +6,12 @@
 
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
-use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
-use adcp_verify::DigestCoverage;
 use adcp_verify::request_policy::{
     decide, is_operation_name, is_protocol_method_name, resolve, Action, AuthSource, Binding, Decision,
     FallbackCredential, Mode, Rejection, VerifierCapability,
 };
+use adcp_verify::DigestCoverage;
+use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -12,12 +12,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
-use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
-use adcp_verify::{DigestCoverage, Profile};
 use adcp_verify::request_policy::{
     decide, decide_resolved, AuthSource, Binding, Decision, FallbackCredential, Mode, ResolvedRequest,
     VerifierCapability,
 };
+use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
+use adcp_verify::{DigestCoverage, Profile};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 

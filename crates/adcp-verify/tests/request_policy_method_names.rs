@@ -4,11 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
-use adcp_verify::DigestCoverage;
 use adcp_verify::request_policy::{
     decide, is_protocol_method_name, resolve, AuthSource, Binding, CapabilityError, Decision, FallbackCredential, Mode,
     VerifierCapability,
 };
+use adcp_verify::DigestCoverage;
 use serde_json::Value;
 
 fn strings(v: &Value) -> Vec<&str> {

@@ -10,10 +10,10 @@
 
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
-use adcp_verify::Step;
 use adcp_verify::request_policy::{
     decide, resolve, AuthSource, Binding, Decision, FallbackCredential, Mode, VerifierCapability,
 };
+use adcp_verify::Step;
 use serde_json::Value;
 
 fn message(req: &VectorRequest) -> Message<'_> {

@@ -2,12 +2,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
-use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
-use adcp_verify::DigestCoverage;
 use adcp_verify::request_policy::{
     decide, resolve, Action, AuthSource, Binding, CapabilityError, Decision, FallbackCredential, Mode, Rejection,
     Verdict, VerifierCapability,
 };
+use adcp_verify::DigestCoverage;
+use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -20,7 +20,7 @@ mod demo;
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
 use adcp_verify::StaticKeyResolver;
 use adcp_webhook::payload::WebhookPayload;
-use adcp_webhook::receiver::{
+use adcp_webhook::{
     DeliveryAuthMode, Receiver, ReceiverConfig, ReceiverLayer, Registration, StaticSubscriptions, SubscriptionScope,
     Webhook,
 };

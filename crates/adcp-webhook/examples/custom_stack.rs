@@ -13,9 +13,9 @@
 mod demo;
 
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-use adcp_verify::StaticKeyResolver;
 use adcp_verify::MemoryReplayStore;
-use adcp_webhook::receiver::{Decision, Receiver, ReceiverConfig};
+use adcp_verify::StaticKeyResolver;
+use adcp_webhook::{Decision, Receiver, ReceiverConfig};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use std::convert::Infallible;

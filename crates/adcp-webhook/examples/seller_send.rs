@@ -17,10 +17,10 @@ mod demo;
 
 use adcp_sign::HttpSigner;
 use adcp_sign::WebhookEvent;
-use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-use adcp_webhook::sender::{
+use adcp_webhook::{
     Activation, AttemptRecord, DeliveryObserver, Destination, DestinationPolicy, RetryPolicy, WebhookSender,
 };
+use adcp_webhook::{McpWebhook, TaskStatus};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -86,7 +86,7 @@ impl TaskStatus {
 /// One MCP webhook envelope, before it is serialized.
 ///
 /// ```
-/// use adcp_webhook::envelope::{McpWebhook, TaskStatus};
+/// use adcp_webhook::{McpWebhook, TaskStatus};
 /// use serde_json::json;
 ///
 /// let event = McpWebhook::new("task_456", "create_media_buy", TaskStatus::Completed, "2026-04-18T12:00:00Z")

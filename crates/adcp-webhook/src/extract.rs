@@ -21,7 +21,7 @@
 //! object `status` with a `state` is A2A.
 //!
 //! ```
-//! use adcp_webhook::extract::{detect_format, extract, PayloadFormat};
+//! use adcp_webhook::{detect_format, extract, PayloadFormat};
 //! use serde_json::json;
 //!
 //! let mcp = json!({"task_id": "t1", "status": "completed", "result": {"media_buy_id": "mb_1"}});
@@ -31,7 +31,7 @@
 //! let a2a = json!({"id": "t2", "status": {"state": "TASK_STATE_WORKING", "message": {
 //!     "parts": [{"text": "…"}, {"data": {"percentage": 45}}]}}});
 //! assert_eq!(extract(&a2a, None)?, Some(&json!({"percentage": 45})));
-//! # Ok::<(), adcp_webhook::extract::ExtractError>(())
+//! # Ok::<(), adcp_webhook::ExtractError>(())
 //! ```
 
 use serde_json::{Map, Value};

@@ -1,21 +1,85 @@
-//! Signed AdCP webhooks, end to end: the seller's [`sender::WebhookSender`]
-//! and the buyer's [`receiver`] (a tower layer, an axum extractor, and a
+//! Signed AdCP webhooks, end to end: the seller's [`WebhookSender`] and the
+//! buyer's [`Receiver`] (a tower layer, an axum extractor, and a
 //! framework-agnostic core) that applies each event exactly once.
 //!
-//! - [`envelope`]: the MCP webhook envelope (`operation_id` and `context`
-//!   echoed, `idempotency_key` fixed once per event), and the receiver's
-//!   envelope check.
-//! - [`sender`]: delivery with RFC 9421 signatures made fresh per attempt
-//!   over the same bytes, exponential backoff with full jitter,
-//!   `Retry-After`, a 24 h (≤ 7 days) horizon, terminal `webhook_*`
-//!   rejections, SSRF-checked destinations with a pinned connect, and one
-//!   [`sender::AttemptRecord`] per attempt.
-//! - [`receiver`]: 413 → 415 → raw bytes → mode → verifier → claim →
-//!   handler → completion; see the table in the module docs.
-//! - [`extract`]: MCP vs A2A detection and data extraction.
-//! - [`jcs`]: the RFC 8785 payload fingerprint bound to each key.
-//! - [`payload`]: a typed model of every 3.2 webhook payload kind and the
-//!   classifier (by registration channel, else by shape) the receiver uses.
+//! Everything a user names is at the crate root, with one path each. Two
+//! namespaces: [`payload`] (a typed model of every 3.2 webhook payload kind
+//! and the classifier, by registration channel, else by shape, the
+//! receiver uses) and [`jcs`] (the RFC 8785 payload fingerprint bound to
+//! each key). The MCP envelope ([`McpWebhook`]: `operation_id` and
+//! `context` echoed, `idempotency_key` fixed once per event) and MCP / A2A
+//! detection ([`detect_format`], [`extract`]) are root items too.
+//!
+//! # Receiving
+//!
+//! The buyer side: verify each webhook, then apply it exactly once.
+//!
+//! [`Receiver`] is the framework-agnostic core; [`ReceiverLayer`] wraps it
+//! as a tower middleware and [`Webhook`] is what the handler receives
+//! (an axum extractor with the `axum` feature). Every request goes through
+//! the same steps, in this order, each short-circuiting:
+//!
+//! | # | Check | Answer on failure |
+//! |---|---|---|
+//! | 1 | body size ≤ limit (1 MiB default): `Content-Length` before reading, then while reading — nothing is hashed first | `413` |
+//! | 2 | `Content-Type` is `application/json` | `415` |
+//! | 3 | raw bytes captured (no JSON parsing before verification) | `400` if unreadable |
+//! | 4 | mode from the registration: RFC 9421, or the configured HMAC / Bearer credential; another scheme's headers → `webhook_mode_mismatch` | `401` |
+//! | 5 | the verifier checklist (steps 1–14), under the same body limit | `401` + `WWW-Authenticate: Signature error="<code>"`; `503` for store / JWKS outages; `400` for `webhook_body_malformed` |
+//! | 6 | with [`Subscriptions`]: the registration of the URL it arrived at | registrations unreadable → `503` |
+//! | 7 | classification ([`payload`]): the registration's channel, else [`ReceiverConfig::channel`], else the shape | `400` with the payload code (`missing_envelope_fields`, `unknown_payload_kind`, …) |
+//! | 8 | an activation challenge is answered here, never delivered | `200` `{"challenge": value}`; a binding wrong → `403` `challenge_refused`; schema → `400` `challenge_malformed` |
+//! | 9 | a notification to a registered URL matches its registration (seller, account, subscriber, event type, active) | `403` `subscription_mismatch` |
+//! | 10 | notification identity: a known `notification_id` under a new key is a re-emission | terminal task result → `200`, not delivered; others delivered, marked |
+//! | 11 | claim `(verified sender, idempotency_key)` with the JCS payload fingerprint | duplicate → `200` (handler not called); same key + other payload → `409`; in progress elsewhere → `503`; sender over cap → `429`; store outage → `503` |
+//! | 12 | the handler, with the verified sender, raw bytes, parsed and typed payload | its answer |
+//! | 13 | handler `2xx` → completion (and the notification record) recorded, then its answer; completion failed → `503`; handler failure → claim released so a retry can succeed | |
+//!
+//! Every non-`2xx` answer has the body `{"error": "<code>", "message":
+//! "<fixed text>"}` ([`error_body`]): the code is the outcome label or the
+//! verifier's code, the message a constant per code that never carries the
+//! failure's details (those go to the [`RECEIVER_TRACING_TARGET`] logs).
+//!
+//! Every `503` the receiver answers is retryable and carries `Retry-After`:
+//! the seconds left on the other receiver's claim for an event in progress
+//! (1–60), [`UNAVAILABLE_RETRY_AFTER_SECS`] for an outage (replay or
+//! idempotency store, JWKS / key discovery, a completion not recorded).
+//! A `401` never does: verification failures are terminal for the
+//! delivery, and answer exactly the spec's challenge.
+//!
+//! # Sending
+//!
+//! The seller side: [`WebhookSender`] delivers one [`WebhookEvent`](adcp_sign::WebhookEvent) to one
+//! [`Destination`], retrying until it is acknowledged, refused for good,
+//! or out of time.
+//!
+//! Per delivery:
+//!
+//! 1. The destination URL is checked against the SSRF rules
+//!    ([`DestinationPolicy`], over `adcp_jwks::DestinationPolicy`) before the
+//!    first attempt. Names are resolved once per connection by the jwks
+//!    pinning resolver, every address is range-checked, and only checked
+//!    addresses reach the TCP connect (the spec's pinned connect, option
+//!    (a)). No proxies, no redirects.
+//! 2. Each attempt signs the **same body bytes** afresh: a new nonce and
+//!    `created`/`expires` under RFC 9421, a new timestamp under legacy
+//!    HMAC. The idempotency key never changes (it is inside the body).
+//! 3. The answer decides ([`AttemptStatus`], [`DeliveryOutcome`]):
+//!    `2xx` → delivered. `401` with `WWW-Authenticate: Signature
+//!    error="webhook_…"` → terminal, reported with its code. `409` →
+//!    terminal (same key, different payload). `5xx`, `429`, `408`, network
+//!    errors and timeouts → retry after exponential backoff with full
+//!    jitter, at least `Retry-After`, within the horizon ([`RetryPolicy`]).
+//!    Other answers (`3xx`, other `4xx`) → terminal: a retry would get the
+//!    same answer.
+//! 4. Every attempt produces an [`AttemptRecord`] (the spec's
+//!    `webhook_activity` shape), handed to the [`DeliveryObserver`] as it
+//!    happens and returned in the [`DeliveryReport`].
+//!
+//! Before a `notification_configs[]` subscriber is treated as active, the
+//! same sender runs the endpoint ownership proof:
+//! [`WebhookSender::activate`] with an [`Activation`] (same SSRF rules,
+//! pinned client and signing key).
 //!
 //! A round trip, in process (no network):
 //!
@@ -24,8 +88,8 @@
 //! use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
 //! use adcp_verify::StaticKeyResolver;
 //! use adcp_verify::MemoryReplayStore;
-//! use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-//! use adcp_webhook::receiver::Receiver;
+//! use adcp_webhook::{McpWebhook, TaskStatus};
+//! use adcp_webhook::Receiver;
 //! use std::sync::Arc;
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
@@ -76,17 +140,30 @@
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod envelope;
-pub mod extract;
+mod envelope;
+mod extract;
 pub mod jcs;
 pub mod payload;
-pub mod receiver;
-pub mod sender;
+mod receiver;
+mod sender;
 
-pub use receiver::{Receiver, ReceiverLayer, Webhook};
+pub use envelope::{check_mcp_envelope, EnvelopeError, EnvelopeInfo, McpWebhook, TaskStatus};
+pub use extract::{a2a_state, detect_format, extract, ExtractError, PayloadFormat};
+pub use receiver::{
+    error_body, outcome, outcome_message, Decision, Delivery, DeliveryAuthMode, Metrics, Receiver, ReceiverBuilder,
+    ReceiverConfig, ReceiverError, ReceiverLayer, ReceiverService, Registration, RegistrationError, Reply,
+    StaticSubscriptions, SubscriptionScope, Subscriptions, SubscriptionsError, Webhook, DEFAULT_MAX_BODY_BYTES,
+    RECEIVER_TRACING_TARGET, UNAVAILABLE_RETRY_AFTER_SECS,
+};
+pub use sender::{
+    parse_retry_after, signature_error_code, Activation, ActivationError, ActivationOutcome, ActivationReport,
+    AttemptRecord, AttemptStatus, ChallengeScope, DeliveryObserver, DeliveryOutcome, DeliveryReport, Destination,
+    DestinationAuth, DestinationError, DestinationPolicy, EchoError, EchoMember, RetryPolicy, RetryPolicyError,
+    SenderError, WebhookSender, WebhookSenderBuilder, ACCOUNT_EVENT_TYPES, AGENT_EVENT_TYPES,
+    DEFAULT_ACTIVATION_TIMEOUT, MAX_ACTIVATION_RESPONSE_BYTES, MAX_ACTIVATION_TIMEOUT, SENDER_TRACING_TARGET,
+};
 
 /// The README's examples, compiled as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-pub use sender::{Destination, WebhookSender};

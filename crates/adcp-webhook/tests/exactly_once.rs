@@ -13,9 +13,9 @@ mod common;
 use adcp_sign::Algorithm;
 use adcp_store::idempotency::IdempotencyStore;
 use adcp_verify::ReplayStore;
-use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-use adcp_webhook::receiver::{outcome, Receiver};
-use adcp_webhook::sender::{DeliveryOutcome, Destination};
+use adcp_webhook::{outcome, Receiver};
+use adcp_webhook::{DeliveryOutcome, Destination};
+use adcp_webhook::{McpWebhook, TaskStatus};
 use common::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -215,7 +215,7 @@ fn unique() -> u128 {
 
 use adcp_sign::{Body, HttpSigner, SignOptions, SoftwareSigner, UnsignedRequest};
 use adcp_webhook::payload::PayloadKind;
-use adcp_webhook::receiver::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope, Webhook};
+use adcp_webhook::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope, Webhook};
 use bytes::Bytes;
 use std::collections::BTreeSet;
 use std::sync::Mutex;

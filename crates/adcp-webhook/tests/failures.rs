@@ -10,9 +10,9 @@ use adcp_store::idempotency::{
     MemoryIdempotencyStore, SenderKey,
 };
 use adcp_verify::legacy::WebhookAuthMode;
-use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-use adcp_webhook::receiver::{outcome, Receiver, ReceiverLayer, Webhook};
-use adcp_webhook::sender::{AttemptStatus, DeliveryOutcome, Destination, DestinationPolicy, WebhookSender};
+use adcp_webhook::{outcome, Receiver, ReceiverLayer, Webhook};
+use adcp_webhook::{AttemptStatus, DeliveryOutcome, Destination, DestinationPolicy, WebhookSender};
+use adcp_webhook::{McpWebhook, TaskStatus};
 use async_trait::async_trait;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
@@ -155,7 +155,7 @@ async fn gives_up_at_the_horizon() {
     let seen = Arc::new(Seen::default());
     let addr = flaky(usize::MAX, StatusCode::BAD_GATEWAY, None, seen).await;
     let (signer, _) = seller(Algorithm::Ed25519, "seller-horizon");
-    let policy = adcp_webhook::sender::RetryPolicy::new(
+    let policy = adcp_webhook::RetryPolicy::new(
         Duration::from_millis(20),
         Duration::from_millis(20),
         Duration::from_millis(150),
@@ -721,9 +721,9 @@ async fn a2a_registrations_dedupe_on_the_payload_fingerprint() {
     use adcp_sign::{Body, UnsignedRequest};
     let (signer, jwks) = seller(Algorithm::EcdsaP256Sha256, "seller-a2a");
     let receiver = Receiver::builder(keys_for(&jwks), memory_replay(), memory_idempotency())
-        .config(adcp_webhook::receiver::ReceiverConfig {
+        .config(adcp_webhook::ReceiverConfig {
             channel: Some(adcp_webhook::payload::Channel::A2aTask),
-            ..adcp_webhook::receiver::ReceiverConfig::default()
+            ..adcp_webhook::ReceiverConfig::default()
         })
         .build()
         .unwrap();
@@ -775,10 +775,7 @@ struct SharedKid(Vec<Arc<adcp_verify::ResolvedKey>>);
 
 #[async_trait]
 impl adcp_verify::KeyResolver for SharedKid {
-    async fn resolve(
-        &self,
-        keyid: &str,
-    ) -> Result<Option<Arc<adcp_verify::ResolvedKey>>, adcp_verify::ResolveError> {
+    async fn resolve(&self, keyid: &str) -> Result<Option<Arc<adcp_verify::ResolvedKey>>, adcp_verify::ResolveError> {
         Ok(self.0.iter().find(|k| k.kid() == keyid).cloned())
     }
 
@@ -790,10 +787,7 @@ impl adcp_verify::KeyResolver for SharedKid {
         Ok(adcp_verify::RevocationStatus::Current)
     }
 
-    async fn resolve_candidates(
-        &self,
-        keyid: &str,
-    ) -> Result<adcp_verify::KeyCandidates, adcp_verify::ResolveError> {
+    async fn resolve_candidates(&self, keyid: &str) -> Result<adcp_verify::KeyCandidates, adcp_verify::ResolveError> {
         Ok(self.0.iter().filter(|k| k.kid() == keyid).cloned().collect())
     }
 }

@@ -6,11 +6,11 @@
 mod common;
 
 use adcp_sign::Algorithm;
-use adcp_webhook::envelope::check_mcp_envelope;
-use adcp_webhook::extract::{detect_format, extract, PayloadFormat};
+use adcp_webhook::check_mcp_envelope;
 use adcp_webhook::jcs;
-use adcp_webhook::receiver::{Decision, Receiver};
-use adcp_webhook::sender::parse_retry_after;
+use adcp_webhook::parse_retry_after;
+use adcp_webhook::{detect_format, extract, PayloadFormat};
+use adcp_webhook::{Decision, Receiver};
 use bytes::Bytes;
 use common::*;
 use proptest::prelude::*;

@@ -12,9 +12,9 @@ mod common;
 use adcp_sigbase::FixedClock;
 use adcp_sign::Algorithm;
 use adcp_verify::StaticKeyResolver;
-use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-use adcp_webhook::receiver::{outcome, Receiver, ReceiverConfig};
-use adcp_webhook::sender::{DeliveryOutcome, Destination, DestinationPolicy, WebhookSender};
+use adcp_webhook::{outcome, Receiver, ReceiverConfig};
+use adcp_webhook::{DeliveryOutcome, Destination, DestinationPolicy, WebhookSender};
+use adcp_webhook::{McpWebhook, TaskStatus};
 use common::*;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -267,13 +267,13 @@ async fn positive_conformance_vectors_replayed_live_are_accepted() {
 mod activation {
     use super::common::*;
     use adcp_sign::Algorithm;
-    use adcp_verify::SystemClock;
-    use adcp_verify::StaticKeyResolver;
-    use adcp_verify::Profile;
     use adcp_verify::MemoryReplayStore;
+    use adcp_verify::Profile;
+    use adcp_verify::StaticKeyResolver;
+    use adcp_verify::SystemClock;
     use adcp_verify::Verifier;
     use adcp_webhook::payload::{AcceptKinds, Challenge, Channel, DeliveryAuth, WebhookPayload};
-    use adcp_webhook::sender::{
+    use adcp_webhook::{
         Activation, ActivationError, ActivationOutcome, DestinationPolicy, EchoError, EchoMember, WebhookSender,
     };
     use axum::http::{header, HeaderMap, StatusCode, Uri};

@@ -8,8 +8,8 @@
 mod common;
 
 use adcp_sign::Algorithm;
-use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-use adcp_webhook::receiver::{outcome, Receiver};
+use adcp_webhook::{outcome, Receiver};
+use adcp_webhook::{McpWebhook, TaskStatus};
 use bytes::Bytes;
 use common::*;
 use std::collections::HashMap;

@@ -7,11 +7,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_webhook::envelope::TaskStatus;
 use adcp_webhook::payload::{
     AcceptKinds, Challenge, ChallengeResponse, ChallengeResponseError, Channel, PayloadError, PayloadKind,
     WebhookPayload,
 };
+use adcp_webhook::TaskStatus;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -663,13 +663,13 @@ fn challenge_value(len: usize) -> String {
     "Ab0_.:-z9".chars().cycle().take(len).collect()
 }
 
-/// The challenges the seller side builds (`adcp_webhook::sender::Activation`)
+/// The challenges the seller side builds (`adcp_webhook::Activation`)
 /// are valid against their schemas for every delivery auth mode, classify
 /// back as the right kind, and bind the credential by its SHA-256 hex.
 #[test]
 fn built_activation_challenges_validate_against_the_schemas() {
     use adcp_webhook::payload::DeliveryAuth;
-    use adcp_webhook::sender::Activation;
+    use adcp_webhook::Activation;
     let Some(dir) = schemas() else { return };
     let account_schema = validator(&dir, "core/webhook-challenge.json");
     let agent_schema = validator(&dir, "core/agent-webhook-challenge.json");

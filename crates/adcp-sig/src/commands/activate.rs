@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use adcp_sign::{HttpSigner, SoftwareSigner};
 use adcp_webhook::payload::DeliveryAuth;
-use adcp_webhook::sender::{Activation, ActivationReport, DestinationPolicy, WebhookSender, MAX_ACTIVATION_TIMEOUT};
+use adcp_webhook::{Activation, ActivationReport, DestinationPolicy, WebhookSender, MAX_ACTIVATION_TIMEOUT};
 use serde_json::{json, Value};
 
 use crate::cli::{ActivateArgs, DeliveryAuthArg};

@@ -17,8 +17,8 @@
 
 use crate::exit::Exit;
 use adcp_jwks::adagents::{authorized_agent, discover_adagents};
-use adcp_jwks::{resolve_brand_json_url, resolve_well_known, HttpsCapabilities};
 use adcp_jwks::DiscoveryTrace;
+use adcp_jwks::{resolve_brand_json_url, resolve_well_known, HttpsCapabilities};
 use adcp_jwks::{
     AgentResolution, CapabilitiesSource, ChainOptions, DiscoveryFailure, FetchConfig, Fetcher, KeySource,
     SigningSurface, SsrfPolicy, StaticCapabilities, StaticDnsResolver, StepOutcome, TrustRoots,

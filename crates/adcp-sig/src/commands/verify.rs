@@ -4,12 +4,12 @@ use crate::cli::{CoverageArg, VerifyArgs, VerifyProfileArg};
 use crate::exit::Exit;
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
-use adcp_verify::{Clock, FixedClock, SystemClock};
 use adcp_verify::conformance::{run_file, Expected};
-use adcp_verify::StaticKeyResolver;
-use adcp_verify::{DigestCoverage, Profile};
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
+use adcp_verify::{Clock, FixedClock, SystemClock};
+use adcp_verify::{DigestCoverage, Profile};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 

@@ -16,10 +16,10 @@ use crate::commands::explain::message;
 use crate::exit::Exit;
 use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
-use adcp_verify::{Clock, FixedClock, SystemClock};
-use adcp_verify::StaticKeyResolver;
 use adcp_verify::MemoryReplayStore;
+use adcp_verify::StaticKeyResolver;
 use adcp_verify::Verifier;
+use adcp_verify::{Clock, FixedClock, SystemClock};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
@@ -234,11 +234,7 @@ struct BareRate {
 
 /// Builds every readable request's signature base, key and signature
 /// first (untimed), then times only the signature verifications.
-fn bare_rate(
-    lines: &[String],
-    keys: &StaticKeyResolver,
-    profile: &adcp_verify::Profile,
-) -> Result<BareRate, String> {
+fn bare_rate(lines: &[String], keys: &StaticKeyResolver, profile: &adcp_verify::Profile) -> Result<BareRate, String> {
     let mut items = Vec::new();
     for line in lines {
         let Ok(doc) = serde_json::from_str::<Value>(line) else {

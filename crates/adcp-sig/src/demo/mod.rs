@@ -141,17 +141,17 @@ pub async fn run_demo(progress: bool) -> Result<DemoReport, String> {
     options.public_url = Some(url::Url::parse(DEMO_PUBLIC_URL).map_err(|e| e.to_string())?);
     options.upstream_timeout = std::time::Duration::from_secs(5);
     // The buyer registered one account-level subscription with the seller.
-    let registration = adcp_webhook::receiver::Registration {
+    let registration = adcp_webhook::Registration {
         url: format!("{DEMO_PUBLIC_URL}{}", scenarios::DEMO_NOTIFICATIONS_PATH),
         seller_agent_url: DEMO_AGENT.to_owned(),
         subscriber_id: scenarios::DEMO_SUBSCRIBER.to_owned(),
-        scope: adcp_webhook::receiver::SubscriptionScope::Account(scenarios::DEMO_ACCOUNT.to_owned()),
-        delivery_auth: adcp_webhook::receiver::DeliveryAuthMode::Rfc9421,
+        scope: adcp_webhook::SubscriptionScope::Account(scenarios::DEMO_ACCOUNT.to_owned()),
+        delivery_auth: adcp_webhook::DeliveryAuthMode::Rfc9421,
         event_types: std::iter::once(scenarios::DEMO_EVENT_TYPE.to_owned()).collect(),
         active: true,
     };
     options.subscriptions = Some(crate::gateway::subscriptions::LoadedSubscriptions {
-        subscriptions: adcp_webhook::receiver::StaticSubscriptions::new()
+        subscriptions: adcp_webhook::StaticSubscriptions::new()
             .with(registration)
             .map_err(|e| e.to_string())?,
         legacy: Vec::new(),

@@ -631,7 +631,7 @@ impl GatewayConfig {
             max_body_bytes: args
                 .max_body_bytes
                 .or(file.max_body_bytes)
-                .unwrap_or(adcp_webhook::receiver::DEFAULT_MAX_BODY_BYTES),
+                .unwrap_or(adcp_webhook::DEFAULT_MAX_BODY_BYTES),
             store_timeout: seconds(
                 "store-timeout",
                 args.store_timeout.or(file.store_timeout),

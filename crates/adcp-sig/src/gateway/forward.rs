@@ -1,7 +1,7 @@
 //! Forwarding a verified, claimed event to the upstream application.
 
 use super::metrics::UpstreamFailure;
-use adcp_webhook::receiver::Webhook;
+use adcp_webhook::Webhook;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -9,7 +9,7 @@
 //! (`adcp_gateway_jwks_uri_changes_total{agent="…"}`: the spec's "alarm on
 //! changes"; each one is refused unless adoption was switched on).
 
-use adcp_webhook::receiver::{outcome, Metrics};
+use adcp_webhook::{outcome, Metrics};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};

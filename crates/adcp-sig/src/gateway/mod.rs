@@ -64,11 +64,9 @@ use adcp_sigbase::Clock;
 use adcp_store::idempotency::SenderKey;
 use adcp_store::Store;
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
-use adcp_verify::KeyResolver;
 use adcp_verify::legacy::WebhookAuthMode;
-use adcp_webhook::receiver::{
-    Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES, UNAVAILABLE_RETRY_AFTER_SECS,
-};
+use adcp_verify::KeyResolver;
+use adcp_webhook::{Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES, UNAVAILABLE_RETRY_AFTER_SECS};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -688,7 +686,7 @@ fn error_response(status: StatusCode, (code, message): answer::Answer, retry_aft
     let mut response = (
         status,
         [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        adcp_webhook::receiver::error_body(code, message),
+        adcp_webhook::error_body(code, message),
     )
         .into_response();
     if let Some(seconds) = retry_after {

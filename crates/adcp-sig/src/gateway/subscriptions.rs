@@ -14,7 +14,7 @@
 
 use adcp_verify::legacy::{BearerToken, HmacSecrets, WebhookAuthMode};
 use adcp_webhook::payload::credential_fingerprint;
-use adcp_webhook::receiver::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope};
+use adcp_webhook::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
 use adcp_store::{StoreOptions, StoreUrl};
 use adcp_verify::StaticKeyResolver;
-use adcp_webhook::envelope::{McpWebhook, TaskStatus};
+use adcp_webhook::{McpWebhook, TaskStatus};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;

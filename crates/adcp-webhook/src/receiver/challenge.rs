@@ -39,7 +39,7 @@ impl Receiver {
         now: i64,
     ) -> Reply {
         let refused = |why: &'static str| {
-            tracing::warn!(target: super::TRACING_TARGET, reason = why, "activation challenge refused");
+            tracing::warn!(target: super::RECEIVER_TRACING_TARGET, reason = why, "activation challenge refused");
             Reply::new(StatusCode::FORBIDDEN, outcome::CHALLENGE_REFUSED)
         };
         // Proof of control is an RFC 9421 signature, whatever the future
@@ -121,7 +121,7 @@ impl Receiver {
                 return super::verify_reply(&e);
             }
         }
-        tracing::info!(target: super::TRACING_TARGET, subscriber_id = challenge.subscriber_id(), "activation challenge answered");
+        tracing::info!(target: super::RECEIVER_TRACING_TARGET, subscriber_id = challenge.subscriber_id(), "activation challenge answered");
         Reply::challenge_answer(&challenge.response().to_value())
     }
 

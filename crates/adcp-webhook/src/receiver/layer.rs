@@ -25,7 +25,7 @@ use tracing::Instrument;
 /// use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
 /// use adcp_verify::StaticKeyResolver;
 /// use adcp_verify::MemoryReplayStore;
-/// use adcp_webhook::receiver::{Receiver, ReceiverLayer, Webhook};
+/// use adcp_webhook::{Receiver, ReceiverLayer, Webhook};
 /// use axum::{routing::post, Router};
 /// use std::sync::Arc;
 ///

@@ -1,37 +1,7 @@
 //! The buyer side: verify each webhook, then apply it exactly once.
 //!
-//! [`Receiver`] is the framework-agnostic core; [`ReceiverLayer`] wraps it
-//! as a tower middleware and [`Webhook`] is what the handler receives
-//! (an axum extractor with the `axum` feature). Every request goes through
-//! the same steps, in this order, each short-circuiting:
-//!
-//! | # | Check | Answer on failure |
-//! |---|---|---|
-//! | 1 | body size ≤ limit (1 MiB default): `Content-Length` before reading, then while reading — nothing is hashed first | `413` |
-//! | 2 | `Content-Type` is `application/json` | `415` |
-//! | 3 | raw bytes captured (no JSON parsing before verification) | `400` if unreadable |
-//! | 4 | mode from the registration: RFC 9421, or the configured HMAC / Bearer credential; another scheme's headers → `webhook_mode_mismatch` | `401` |
-//! | 5 | the verifier checklist (steps 1–14), under the same body limit | `401` + `WWW-Authenticate: Signature error="<code>"`; `503` for store / JWKS outages; `400` for `webhook_body_malformed` |
-//! | 6 | with [`Subscriptions`]: the registration of the URL it arrived at | registrations unreadable → `503` |
-//! | 7 | classification ([`crate::payload`]): the registration's channel, else [`ReceiverConfig::channel`], else the shape | `400` with the payload code (`missing_envelope_fields`, `unknown_payload_kind`, …) |
-//! | 8 | an activation challenge is answered here, never delivered | `200` `{"challenge": value}`; a binding wrong → `403` `challenge_refused`; schema → `400` `challenge_malformed` |
-//! | 9 | a notification to a registered URL matches its registration (seller, account, subscriber, event type, active) | `403` `subscription_mismatch` |
-//! | 10 | notification identity: a known `notification_id` under a new key is a re-emission | terminal task result → `200`, not delivered; others delivered, marked |
-//! | 11 | claim `(verified sender, idempotency_key)` with the JCS payload fingerprint | duplicate → `200` (handler not called); same key + other payload → `409`; in progress elsewhere → `503`; sender over cap → `429`; store outage → `503` |
-//! | 12 | the handler, with the verified sender, raw bytes, parsed and typed payload | its answer |
-//! | 13 | handler `2xx` → completion (and the notification record) recorded, then its answer; completion failed → `503`; handler failure → claim released so a retry can succeed | |
-//!
-//! Every non-`2xx` answer has the body `{"error": "<code>", "message":
-//! "<fixed text>"}` ([`error_body`]): the code is the outcome label or the
-//! verifier's code, the message a constant per code that never carries the
-//! failure's details (those go to the [`TRACING_TARGET`] logs).
-//!
-//! Every `503` the receiver answers is retryable and carries `Retry-After`:
-//! the seconds left on the other receiver's claim for an event in progress
-//! (1–60), [`UNAVAILABLE_RETRY_AFTER_SECS`] for an outage (replay or
-//! idempotency store, JWKS / key discovery, a completion not recorded).
-//! A `401` never does: verification failures are terminal for the
-//! delivery, and answer exactly the spec's challenge.
+//! The user-facing documentation is the crate root's (these types are
+//! re-exported there).
 
 mod answer;
 mod challenge;
@@ -51,16 +21,16 @@ pub use webhook::Webhook;
 
 use crate::jcs;
 use crate::payload::{AcceptKinds, Channel, WebhookPayload};
-use adcp_sigbase::{Clock, SystemClock};
 use adcp_sigbase::Message;
+use adcp_sigbase::{Clock, SystemClock};
 use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
 use adcp_verify::admission::AdmissionMonitor;
-use adcp_verify::VerifyError;
-use adcp_verify::KeyResolver;
 use adcp_verify::legacy::{VerifiedWebhook, WebhookAuthMode};
+use adcp_verify::KeyResolver;
 use adcp_verify::Profile;
 use adcp_verify::ReplayStore;
 use adcp_verify::Verifier;
+use adcp_verify::VerifyError;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
 use http_body::Body as HttpBody;
@@ -70,7 +40,7 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 /// The tracing target of receiver events.
-pub const TRACING_TARGET: &str = "adcp_webhook::receiver";
+pub const RECEIVER_TRACING_TARGET: &str = "adcp_webhook::receiver";
 
 /// The spec's recommended body limit: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -401,7 +371,7 @@ struct Inner {
 /// use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
 /// use adcp_verify::StaticKeyResolver;
 /// use adcp_verify::MemoryReplayStore;
-/// use adcp_webhook::receiver::{Decision, Receiver};
+/// use adcp_webhook::{Decision, Receiver};
 /// use std::sync::Arc;
 ///
 /// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
@@ -526,7 +496,7 @@ impl Receiver {
     /// Steps 2–7 once the body is read and within the limit.
     async fn decide_parts(&self, parts: &http::request::Parts, body: Bytes) -> Decision {
         let span = tracing::info_span!(
-            target: TRACING_TARGET,
+            target: RECEIVER_TRACING_TARGET,
             "webhook.receive",
             keyid = tracing::field::Empty,
             sender = tracing::field::Empty,
@@ -606,7 +576,7 @@ impl Receiver {
                     Some(url) => match subscriptions.lookup(&url).await {
                         Ok(found) => found,
                         Err(e) => {
-                            tracing::error!(target: TRACING_TARGET, error = %e, "subscriptions unavailable: 503 (fail closed)");
+                            tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "subscriptions unavailable: 503 (fail closed)");
                             return self.reply(Reply::new(
                                 StatusCode::SERVICE_UNAVAILABLE,
                                 outcome::SUBSCRIPTIONS_UNAVAILABLE,
@@ -656,7 +626,7 @@ impl Receiver {
             .as_deref()
             .and_then(|r| Self::check_registration(&typed, &sender, r))
         {
-            tracing::warn!(target: TRACING_TARGET, reason = why, "notification refused: subscription mismatch");
+            tracing::warn!(target: RECEIVER_TRACING_TARGET, reason = why, "notification refused: subscription mismatch");
             return self.reply(Reply::new(StatusCode::FORBIDDEN, outcome::SUBSCRIPTION_MISMATCH));
         }
         let idempotency_key = match typed.idempotency_key() {
@@ -685,7 +655,7 @@ impl Receiver {
                 // tracking, not an outage.
                 Err(IdempotencyError::Unsupported(_)) => None,
                 Err(e) => {
-                    tracing::error!(target: TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
+                    tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
                     return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
                 }
             },
@@ -693,7 +663,7 @@ impl Receiver {
         };
         if reemission_of.is_some() && typed.is_terminal_task() {
             // The schema: re-emissions MUST NOT republish terminal effects.
-            tracing::info!(target: TRACING_TARGET, "re-emission of a terminal task result: answered, not delivered");
+            tracing::info!(target: RECEIVER_TRACING_TARGET, "re-emission of a terminal task result: answered, not delivered");
             return self.reply(Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED));
         }
         let event = SenderKey {
@@ -704,7 +674,7 @@ impl Receiver {
             Ok(ClaimOutcome::Claimed(claim)) => claim,
             Ok(ClaimOutcome::Completed) => return self.reply(Reply::new(StatusCode::OK, outcome::DUPLICATE)),
             Ok(ClaimOutcome::Conflict) => {
-                tracing::warn!(target: TRACING_TARGET, "same idempotency_key with a different payload: 409");
+                tracing::warn!(target: RECEIVER_TRACING_TARGET, "same idempotency_key with a different payload: 409");
                 return self.reply(Reply::new(StatusCode::CONFLICT, outcome::IDEMPOTENCY_CONFLICT));
             }
             Ok(ClaimOutcome::InProgress { lease_expires_at }) => {
@@ -720,7 +690,7 @@ impl Receiver {
                 return self.reply(Reply::new(StatusCode::TOO_MANY_REQUESTS, outcome::SENDER_CAP_REACHED))
             }
             Err(e) => {
-                tracing::error!(target: TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
+                tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
                 return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
             }
         };
@@ -776,7 +746,7 @@ impl Receiver {
             }
             Err(e) => {
                 delivery.span.record("outcome", outcome::COMPLETION_FAILED);
-                tracing::error!(target: TRACING_TARGET, parent: &delivery.span, error = %e, "completion not recorded: 503");
+                tracing::error!(target: RECEIVER_TRACING_TARGET, parent: &delivery.span, error = %e, "completion not recorded: 503");
                 Err(self.reply_only(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::COMPLETION_FAILED)))
             }
         }
@@ -795,7 +765,7 @@ impl Receiver {
         };
         let now = self.inner.clock.now();
         if let Err(e) = self.inner.idempotency.release(key, delivery.token, now).await {
-            tracing::warn!(target: TRACING_TARGET, error = %e, "claim release failed; it will expire with its lease");
+            tracing::warn!(target: RECEIVER_TRACING_TARGET, error = %e, "claim release failed; it will expire with its lease");
         }
     }
 
@@ -822,7 +792,7 @@ impl Receiver {
                 Err(reply) => reply.into_response(),
             },
             Err(e) => {
-                tracing::warn!(target: TRACING_TARGET, error = %e, "webhook handler failed; claim released");
+                tracing::warn!(target: RECEIVER_TRACING_TARGET, error = %e, "webhook handler failed; claim released");
                 self.release(&delivery).await;
                 // Counted by `release`; only the answer is built here.
                 Reply::new(StatusCode::INTERNAL_SERVER_ERROR, outcome::HANDLER_FAILED).into_response()
@@ -842,9 +812,9 @@ impl Receiver {
         }
         self.inner.metrics.incr(reply.outcome);
         if reply.status == StatusCode::OK {
-            tracing::debug!(target: TRACING_TARGET, outcome = reply.outcome, "webhook answered");
+            tracing::debug!(target: RECEIVER_TRACING_TARGET, outcome = reply.outcome, "webhook answered");
         } else {
-            tracing::info!(target: TRACING_TARGET, outcome = reply.outcome, status = reply.status.as_u16(), "webhook rejected");
+            tracing::info!(target: RECEIVER_TRACING_TARGET, outcome = reply.outcome, status = reply.status.as_u16(), "webhook rejected");
         }
         reply
     }
@@ -888,7 +858,7 @@ fn is_json(headers: &http::HeaderMap) -> bool {
 fn verify_reply(e: &VerifyError) -> Reply {
     let status = StatusCode::from_u16(e.code().http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
     // Surfaced to operators, never to the sender (the code is the interface).
-    tracing::warn!(target: TRACING_TARGET, code = e.code_str(), step = %e.step(), detail = e.detail(), "webhook verification failed");
+    tracing::warn!(target: RECEIVER_TRACING_TARGET, code = e.code_str(), step = %e.step(), detail = e.detail(), "webhook verification failed");
     Reply {
         www_authenticate: e.www_authenticate(),
         ..Reply::with_message(status, e.code_str(), e.message())

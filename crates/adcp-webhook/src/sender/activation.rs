@@ -2,7 +2,7 @@
 //! ([`WebhookSender::activate`] with an [`Activation`], whose docs
 //! describe the exchange).
 
-use super::{ssrf_cause, WebhookSender, TRACING_TARGET};
+use super::{ssrf_cause, WebhookSender, SENDER_TRACING_TARGET};
 use crate::payload::{
     AgentWebhookChallenge, Challenge, ChallengeResponse, ChallengeResponseError, DeliveryAuth, WebhookChallenge,
 };
@@ -47,7 +47,7 @@ pub const ACCOUNT_EVENT_TYPES: &[&str] = &[
 
 /// The largest challenge response body read. A valid answer is under
 /// 300 bytes; the cap keeps a hostile endpoint from making us buffer more.
-pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+pub const MAX_ACTIVATION_RESPONSE_BYTES: usize = 64 * 1024;
 
 /// The default bound on one activation exchange (connect, send, answer
 /// and body), the spec's recommended 10 s.
@@ -153,7 +153,7 @@ impl ActivationError {
 ///    (the exact normalized URL), `content-digest` (the bindings in the
 ///    body) and `expires`, which is what the receiver checks before
 ///    echoing.
-/// 5. Only a `2xx` whose body (at most [`MAX_RESPONSE_BYTES`], strict JSON)
+/// 5. Only a `2xx` whose body (at most [`MAX_ACTIVATION_RESPONSE_BYTES`], strict JSON)
 ///    is `{"challenge": v}` or `{"token": v}` — exactly one member, nothing
 ///    else — with `v` equal to the value sent (constant-time comparison)
 ///    activates ([`ActivationOutcome`]).
@@ -161,7 +161,7 @@ impl ActivationError {
 /// ```no_run
 /// use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 /// use adcp_webhook::payload::DeliveryAuth;
-/// use adcp_webhook::sender::{Activation, WebhookSender};
+/// use adcp_webhook::{Activation, WebhookSender};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let key = SoftwareSigner::generate(Algorithm::Ed25519, "seller-2026-01")?;
@@ -448,7 +448,7 @@ pub enum EchoError {
     /// The body has the same member twice (parsers disagree on which
     /// one counts, so it proves nothing).
     DuplicateMember,
-    /// The body is over [`MAX_RESPONSE_BYTES`].
+    /// The body is over [`MAX_ACTIVATION_RESPONSE_BYTES`].
     TooLarge,
     /// The JSON does not fit `webhook-challenge-response.json`, or echoes
     /// another value.
@@ -615,7 +615,7 @@ impl<S: Signer> WebhookSender<S> {
     pub async fn activate(&self, activation: &Activation) -> ActivationReport {
         let started = Instant::now();
         let span = tracing::info_span!(
-            target: TRACING_TARGET,
+            target: SENDER_TRACING_TARGET,
             "webhook.activate",
             subscriber_id = %activation.subscriber_id,
             scope = match activation.scope { ChallengeScope::Account { .. } => "account", ChallengeScope::Agent => "agent" },
@@ -633,7 +633,7 @@ impl<S: Signer> WebhookSender<S> {
             // a single-use secret until echoed, and the body is the
             // counterparty's.
             tracing::info!(
-                target: TRACING_TARGET,
+                target: SENDER_TRACING_TARGET,
                 outcome = outcome.code(),
                 reason = outcome.reason_code(),
                 "webhook subscriber activation"
@@ -712,7 +712,7 @@ fn transport_failure(e: &reqwest::Error) -> ActivationOutcome {
 }
 
 /// Judges an answer: the status first, then (for a `2xx`) at most
-/// [`MAX_RESPONSE_BYTES`] of body, strict JSON, the response schema and a
+/// [`MAX_ACTIVATION_RESPONSE_BYTES`] of body, strict JSON, the response schema and a
 /// constant-time comparison with the value sent.
 async fn judge(mut response: reqwest::Response, expected: &str) -> ActivationOutcome {
     let status = response.status();
@@ -724,14 +724,17 @@ async fn judge(mut response: reqwest::Response, expected: &str) -> ActivationOut
         return ActivationOutcome::Refused { status: code };
     }
     let wrong = |reason| ActivationOutcome::WrongEcho { status: code, reason };
-    if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_ACTIVATION_RESPONSE_BYTES as u64)
+    {
         return wrong(EchoError::TooLarge);
     }
     let mut bytes: Vec<u8> = Vec::new();
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
-                if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                if bytes.len() + chunk.len() > MAX_ACTIVATION_RESPONSE_BYTES {
                     return wrong(EchoError::TooLarge);
                 }
                 bytes.extend_from_slice(&chunk);
@@ -741,7 +744,7 @@ async fn judge(mut response: reqwest::Response, expected: &str) -> ActivationOut
             Err(_) => return ActivationOutcome::Unreachable,
         }
     }
-    let limits = adcp_strict_json::Limits::new(MAX_RESPONSE_BYTES);
+    let limits = adcp_strict_json::Limits::new(MAX_ACTIVATION_RESPONSE_BYTES);
     let json = match adcp_strict_json::parse_value(&bytes, &limits) {
         Ok(v) => v,
         Err(e) if e.duplicate_keys().is_some() => return wrong(EchoError::DuplicateMember),

@@ -12,7 +12,7 @@ use url::{Host, Url};
 /// the recommended posture); present → the deprecated legacy scheme it
 /// names. Never both.
 #[derive(Clone)]
-pub enum DeliveryAuth {
+pub enum DestinationAuth {
     /// The AdCP RFC 9421 webhook profile, signed by the sender's key.
     Rfc9421,
     /// Deprecated: `X-ADCP-Signature` / `X-ADCP-Timestamp` over the raw body.
@@ -21,7 +21,7 @@ pub enum DeliveryAuth {
     Bearer(String),
 }
 
-impl fmt::Debug for DeliveryAuth {
+impl fmt::Debug for DestinationAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::Rfc9421 => "Rfc9421",
@@ -31,7 +31,7 @@ impl fmt::Debug for DeliveryAuth {
     }
 }
 
-impl DeliveryAuth {
+impl DestinationAuth {
     /// A stable name for logs: `rfc9421`, `hmac-sha256`, `bearer`.
     #[must_use]
     pub const fn as_str(&self) -> &'static str {
@@ -56,7 +56,7 @@ impl DeliveryAuth {
 pub struct Destination {
     url: String,
     operation_id: Option<String>,
-    auth: DeliveryAuth,
+    auth: DestinationAuth,
 }
 
 /// A registration the sender cannot use.
@@ -83,7 +83,7 @@ impl Destination {
         Self {
             url: url.into(),
             operation_id: None,
-            auth: DeliveryAuth::Rfc9421,
+            auth: DestinationAuth::Rfc9421,
         }
     }
 
@@ -96,7 +96,7 @@ impl Destination {
 
     /// Sets the authentication mode explicitly.
     #[must_use]
-    pub fn with_auth(mut self, auth: DeliveryAuth) -> Self {
+    pub fn with_auth(mut self, auth: DestinationAuth) -> Self {
         self.auth = auth;
         self
     }
@@ -119,7 +119,7 @@ impl Destination {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let auth = match registration.get("authentication") {
-            None | Some(Value::Null) => DeliveryAuth::Rfc9421,
+            None | Some(Value::Null) => DestinationAuth::Rfc9421,
             Some(block) => {
                 let invalid = DestinationError::InvalidAuthentication;
                 let scheme = match block.get("schemes").and_then(Value::as_array).map(Vec::as_slice) {
@@ -131,7 +131,7 @@ impl Destination {
                     .and_then(Value::as_str)
                     .ok_or(invalid("`credentials` must be a string"))?;
                 let auth = match scheme {
-                    "HMAC-SHA256" => DeliveryAuth::HmacSha256(Arc::new(
+                    "HMAC-SHA256" => DestinationAuth::HmacSha256(Arc::new(
                         LegacyHmacSigner::new(credentials.as_bytes())
                             .map_err(|e: SignError| DestinationError::Credential(e.code().to_owned()))?,
                     )),
@@ -139,7 +139,7 @@ impl Destination {
                         if credentials.len() < 32 || !credentials.bytes().all(|b| b.is_ascii_graphic()) {
                             return Err(DestinationError::Credential("bearer_token_invalid".to_owned()));
                         }
-                        DeliveryAuth::Bearer(credentials.to_owned())
+                        DestinationAuth::Bearer(credentials.to_owned())
                     }
                     _ => return Err(invalid("`schemes` must be [\"HMAC-SHA256\"] or [\"Bearer\"]")),
                 };
@@ -172,7 +172,7 @@ impl Destination {
 
     /// The authentication mode.
     #[must_use]
-    pub fn auth(&self) -> &DeliveryAuth {
+    pub fn auth(&self) -> &DestinationAuth {
         &self.auth
     }
 }

@@ -1,34 +1,7 @@
-//! The seller side: [`WebhookSender`] delivers one [`WebhookEvent`] to one
-//! [`Destination`], retrying until it is acknowledged, refused for good,
-//! or out of time.
+//! The seller side: deliver one event to one destination, with retries.
 //!
-//! Per delivery:
-//!
-//! 1. The destination URL is checked against the SSRF rules
-//!    ([`DestinationPolicy`], over `adcp_jwks::destination`) before the
-//!    first attempt. Names are resolved once per connection by the jwks
-//!    pinning resolver, every address is range-checked, and only checked
-//!    addresses reach the TCP connect (the spec's pinned connect, option
-//!    (a)). No proxies, no redirects.
-//! 2. Each attempt signs the **same body bytes** afresh: a new nonce and
-//!    `created`/`expires` under RFC 9421, a new timestamp under legacy
-//!    HMAC. The idempotency key never changes (it is inside the body).
-//! 3. The answer decides ([`AttemptStatus`], [`DeliveryOutcome`]):
-//!    `2xx` → delivered. `401` with `WWW-Authenticate: Signature
-//!    error="webhook_…"` → terminal, reported with its code. `409` →
-//!    terminal (same key, different payload). `5xx`, `429`, `408`, network
-//!    errors and timeouts → retry after exponential backoff with full
-//!    jitter, at least `Retry-After`, within the horizon ([`RetryPolicy`]).
-//!    Other answers (`3xx`, other `4xx`) → terminal: a retry would get the
-//!    same answer.
-//! 4. Every attempt produces an [`AttemptRecord`] (the spec's
-//!    `webhook_activity` shape), handed to the [`DeliveryObserver`] as it
-//!    happens and returned in the [`DeliveryReport`].
-//!
-//! Before a `notification_configs[]` subscriber is treated as active, the
-//! same sender runs the endpoint ownership proof:
-//! [`WebhookSender::activate`] with an [`Activation`] (same SSRF rules,
-//! pinned client and signing key).
+//! The user-facing documentation is the crate root's (these types are
+//! re-exported there).
 
 mod activation;
 mod destination;
@@ -36,13 +9,14 @@ mod retry;
 
 pub use activation::{
     Activation, ActivationError, ActivationOutcome, ActivationReport, ChallengeScope, EchoError, EchoMember,
-    ACCOUNT_EVENT_TYPES, AGENT_EVENT_TYPES, DEFAULT_ACTIVATION_TIMEOUT, MAX_ACTIVATION_TIMEOUT, MAX_RESPONSE_BYTES,
+    ACCOUNT_EVENT_TYPES, AGENT_EVENT_TYPES, DEFAULT_ACTIVATION_TIMEOUT, MAX_ACTIVATION_RESPONSE_BYTES,
+    MAX_ACTIVATION_TIMEOUT,
 };
-pub use destination::{DeliveryAuth, Destination, DestinationError, DestinationPolicy};
+pub use destination::{Destination, DestinationAuth, DestinationError, DestinationPolicy};
 pub use retry::{parse_retry_after, RetryPolicy, RetryPolicyError};
 
-use adcp_jwks::{DnsResolver, SystemDnsResolver, TrustRoots};
 use adcp_jwks::SsrfError;
+use adcp_jwks::{DnsResolver, SystemDnsResolver, TrustRoots};
 use adcp_sign::{HttpSigner, OsRandom, RandomSource, SignError, Signer, WebhookEvent};
 use std::fmt;
 use std::sync::Arc;
@@ -50,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tracing::Instrument;
 
 /// The tracing target of sender events.
-pub const TRACING_TARGET: &str = "adcp_webhook::sender";
+pub const SENDER_TRACING_TARGET: &str = "adcp_webhook::sender";
 
 /// The `webhook_activity[].status` of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -267,8 +241,8 @@ struct Inner<S> {
 ///
 /// ```no_run
 /// use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
-/// use adcp_webhook::envelope::{McpWebhook, TaskStatus};
-/// use adcp_webhook::sender::{Destination, WebhookSender};
+/// use adcp_webhook::{McpWebhook, TaskStatus};
+/// use adcp_webhook::{Destination, WebhookSender};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let key = SoftwareSigner::generate(Algorithm::Ed25519, "seller-2026-01")?;
@@ -340,7 +314,7 @@ impl<S: Signer> WebhookSender<S> {
     pub async fn deliver(&self, destination: &Destination, event: &WebhookEvent) -> DeliveryReport {
         let key = event.idempotency_key().as_str().to_owned();
         let span = tracing::info_span!(
-            target: TRACING_TARGET,
+            target: SENDER_TRACING_TARGET,
             "webhook.deliver",
             idempotency_key = %key,
             auth = destination.auth().as_str(),
@@ -358,13 +332,13 @@ impl<S: Signer> WebhookSender<S> {
             attempts: Vec::new(),
         };
         if let Err(e) = inner.destinations.check(destination.url()) {
-            tracing::warn!(target: TRACING_TARGET, error = %e, "webhook destination refused before the first attempt");
+            tracing::warn!(target: SENDER_TRACING_TARGET, error = %e, "webhook destination refused before the first attempt");
             report.outcome = DeliveryOutcome::InvalidDestination(e);
             return finish(report);
         }
         if destination.auth().is_legacy() {
             tracing::warn!(
-                target: TRACING_TARGET,
+                target: SENDER_TRACING_TARGET,
                 scheme = destination.auth().as_str(),
                 "delivering with a deprecated legacy webhook scheme (removed in AdCP 4.0)"
             );
@@ -417,7 +391,7 @@ impl<S: Signer> WebhookSender<S> {
             };
             record.duration = started.elapsed();
             tracing::info!(
-                target: TRACING_TARGET,
+                target: SENDER_TRACING_TARGET,
                 attempt,
                 status = record.status.as_str(),
                 http_status = record.http_status_code,
@@ -432,7 +406,7 @@ impl<S: Signer> WebhookSender<S> {
                 Verdict::Done(outcome) => {
                     if let DeliveryOutcome::SignatureRejected { code } = &outcome {
                         tracing::error!(
-                            target: TRACING_TARGET,
+                            target: SENDER_TRACING_TARGET,
                             code = %code,
                             "receiver rejected the webhook signature; delivery stopped (terminal per spec)"
                         );
@@ -458,7 +432,7 @@ impl<S: Signer> WebhookSender<S> {
     async fn build_request(&self, destination: &Destination, event: &WebhookEvent) -> Result<reqwest::Request, String> {
         let client = &self.inner.client;
         let builder = match destination.auth() {
-            DeliveryAuth::Rfc9421 => {
+            DestinationAuth::Rfc9421 => {
                 let signed = self
                     .inner
                     .signer
@@ -471,7 +445,7 @@ impl<S: Signer> WebhookSender<S> {
                 }
                 b
             }
-            DeliveryAuth::HmacSha256(hmac) => {
+            DestinationAuth::HmacSha256(hmac) => {
                 let signed = hmac.sign_event(event).map_err(|e| e.code().to_owned())?;
                 let mut b = client
                     .post(destination.url())
@@ -481,7 +455,7 @@ impl<S: Signer> WebhookSender<S> {
                 }
                 b
             }
-            DeliveryAuth::Bearer(token) => client
+            DestinationAuth::Bearer(token) => client
                 .post(destination.url())
                 .header(http::header::CONTENT_TYPE, adcp_sign::JSON_CONTENT_TYPE)
                 .header(http::header::AUTHORIZATION, format!("Bearer {token}")),
@@ -565,7 +539,7 @@ async fn classify(mut response: reqwest::Response, record: &mut AttemptRecord) -
 /// delivery).
 ///
 /// ```
-/// use adcp_webhook::sender::signature_error_code;
+/// use adcp_webhook::signature_error_code;
 /// assert_eq!(
 ///     signature_error_code(r#"Signature error="webhook_signature_replayed""#).as_deref(),
 ///     Some("webhook_signature_replayed")
