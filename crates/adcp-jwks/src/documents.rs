@@ -21,7 +21,7 @@ pub const MAX_JWKS_BYTES: usize = 64 * 1024;
 pub const MAX_REVOCATION_LIST_BYTES: usize = 256 * 1024;
 /// At most this many `agents[]` / `authorized_operators[]` / `revoked_kids`
 /// entries are accepted (bounded memory on hostile input).
-pub const MAX_ENTRIES: usize = 4096;
+pub(crate) const MAX_ENTRIES: usize = 4096;
 
 /// A document was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -330,7 +330,7 @@ pub const REVOCATION_LIST_TYP: &str = "adcp-gov-revocation+jws";
 /// Whether a JWS `typ` names [`REVOCATION_LIST_TYP`]. `typ` is a media
 /// type (RFC 7515 §4.1.9): compared ASCII case-insensitively, and
 /// `application/adcp-gov-revocation+jws` is the same type.
-pub fn is_revocation_list_typ(typ: &str) -> bool {
+pub(crate) fn is_revocation_list_typ(typ: &str) -> bool {
     const APPLICATION: &str = "application/";
     let bare = match typ.get(..APPLICATION.len()) {
         Some(prefix) if prefix.eq_ignore_ascii_case(APPLICATION) => &typ[APPLICATION.len()..],
@@ -345,7 +345,7 @@ pub fn is_revocation_list_typ(typ: &str) -> bool {
 /// # Errors
 ///
 /// [`DocumentError::Shape`] when the URL does not canonicalize.
-pub fn canonical_origin(url: &str) -> Result<String, DocumentError> {
+pub(crate) fn canonical_origin(url: &str) -> Result<String, DocumentError> {
     adcp_canon::canonicalize(url)
         .map(|u| u.origin().to_owned())
         .map_err(|_| DocumentError::Shape("not a URL with an origin"))
@@ -540,7 +540,7 @@ impl RevocationList {
 
 /// Parses an RFC 3339 `date-time` (`2026-04-18T14:15:00Z`, optional
 /// fraction, `Z` or `±hh:mm`) to Unix seconds.
-pub fn parse_rfc3339(s: &str) -> Option<i64> {
+pub(crate) fn parse_rfc3339(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     if b.len() < 20 || b.len() > 40 {
         return None;

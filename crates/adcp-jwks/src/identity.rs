@@ -542,7 +542,7 @@ async fn finish(
 
 /// The canonical origin host of a URL or bare host: ASCII-lowercase, IDNA
 /// A-label (the spec's `canonicalizeOrigin`).
-pub fn canonical_origin_host(url_or_host: &str) -> Option<String> {
+pub(crate) fn canonical_origin_host(url_or_host: &str) -> Option<String> {
     if url_or_host.contains("://") {
         let url = Url::parse(url_or_host).ok()?;
         return match url.host()? {

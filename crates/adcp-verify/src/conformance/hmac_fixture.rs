@@ -9,14 +9,14 @@ use adcp_sigbase::Message;
 use std::path::Path;
 
 /// Relative path of the fixture in the suite.
-pub const FILE: &str = "webhooks/webhook-hmac-sha256.json";
+pub(super) const FILE: &str = "webhooks/webhook-hmac-sha256.json";
 
 /// Runs the fixture. Cases: `vectors` (the published MAC verifies; the
 /// duplicate-key body ends in `webhook_body_malformed`), `rejection_vectors`
 /// (rejected before step 14), `secret_rejection_vectors` (refused at
 /// configuration), `signer_side` (duplicate-key input refused with
 /// `duplicate_key_input`, clean input accepted).
-pub fn run(suite: &Path) -> Vec<Outcome> {
+pub(super) fn run(suite: &Path) -> Vec<Outcome> {
     let doc = match adcp_vectors::load_json(suite, FILE) {
         Ok(doc) => doc,
         Err(e) => return vec![not_run(FILE.to_owned(), e)],

@@ -60,7 +60,7 @@ impl SuiteReport {
 }
 
 /// The profile a vector runs under: from its suite directory.
-pub fn profile_for(vector: &Vector) -> Profile {
+pub(super) fn profile_for(vector: &Vector) -> Profile {
     let r = vector.relative.as_str();
     let version = vector.doc["signing_profile_version"].as_str();
     if r.starts_with("webhook-signing/") {
