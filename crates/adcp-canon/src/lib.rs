@@ -86,6 +86,7 @@
 //! deduplicating URLs (sorting queries, dropping `utm_*`, `www.` aliasing
 //! driven by site rules). It is never used for identity or signing.
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod authority_header;
 mod chars;

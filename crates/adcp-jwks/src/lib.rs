@@ -57,6 +57,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod adagents;
 mod destination;

@@ -44,6 +44,7 @@
 //! # }
 //! ```
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod bare;
 pub mod client;

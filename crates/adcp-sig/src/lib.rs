@@ -7,6 +7,7 @@
 //! - [`demo`]: a self-contained run of the gateway against signed,
 //!   duplicated, replayed, tampered and expired webhooks.
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod demo;
 pub mod gateway;

@@ -71,6 +71,7 @@
 //!   several lines or a top-level comma (`Content-Type: a, b`) so profiles
 //!   can reject multi-valued fields the signature covers.
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod base;
 mod clock;

@@ -70,6 +70,7 @@
 //! - **The idempotency key is fixed by the event**, not by the signing
 //!   call, so a retry cannot change it.
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod base;
 mod body;

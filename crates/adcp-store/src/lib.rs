@@ -61,6 +61,7 @@
 //! # fn main() {}
 //! ```
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod idempotency;
 pub mod memory;

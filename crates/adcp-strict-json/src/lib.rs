@@ -103,6 +103,7 @@
 //! distinct from the signature error codes because the signature is valid.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod duplicates;
 mod error;

@@ -21,6 +21,7 @@
 //! let n = allocations_during(|| { let _v: Vec<u8> = Vec::new(); });
 //! assert_eq!(n, 0); // the system allocator is in use here, nothing counted
 //! ```
+#![warn(unreachable_pub)]
 
 mod alloc_count;
 mod criterion_report;

@@ -15,6 +15,7 @@
 //! }
 //! ```
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 use std::path::{Path, PathBuf};
 

@@ -54,6 +54,7 @@
 //! # }
 //! ```
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod admission;
 mod clock;

@@ -139,6 +139,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod envelope;
 mod extract;

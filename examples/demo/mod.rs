@@ -1,10 +1,14 @@
-//! The demo identity shared by the examples, so they run against each
-//! other with no set-up. **The key is derived from a public constant: it
-//! is a demo key and must never be trusted outside these examples.** A
-//! real seller loads its key from a KMS or a file and publishes its JWKS
-//! at its brand.json `agents[].jwks_uri`; a real buyer resolves it with
+//! What the examples share: the demo identity and each role's counterpart,
+//! so every example runs offline on loopback with no set-up.
+//!
+//! **The key is derived from a public constant: it is a demo key and must
+//! never be trusted outside these examples.** A real seller loads its key
+//! from a KMS or a file and publishes its JWKS at its brand.json
+//! `agents[].jwks_uri`; a real buyer resolves it with
 //! `adcp_jwks::HttpsKeyResolver`.
-#![allow(dead_code)]
+#![allow(dead_code)] // each example uses the part it needs
+
+pub mod counterpart;
 
 use adcp_sign::{Algorithm, SoftwareSigner};
 
@@ -18,6 +22,10 @@ pub const ACCOUNT_ID: &str = "acct_demo";
 pub const SUBSCRIBER_ID: &str = "trafficking-desk";
 /// The event type it subscribes to.
 pub const EVENT_TYPE: &str = "creative.status_changed";
+
+/// An example's result: `Err` (exit code 1) names the first expectation
+/// that did not hold.
+pub type Outcome<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// The demo seller key (Ed25519 from a fixed, public seed).
 pub fn seller_key() -> Result<SoftwareSigner, adcp_sign::SignError> {
@@ -37,4 +45,18 @@ pub fn arg(name: &str, default: &str) -> String {
         .and_then(|i| args.get(i + 1))
         .cloned()
         .unwrap_or_else(|| default.to_owned())
+}
+
+/// Whether `--name` is on the command line.
+pub fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+/// Fails the example with `what` unless `holds`.
+pub fn expect(holds: bool, what: impl Into<String>) -> Outcome {
+    if holds {
+        Ok(())
+    } else {
+        Err(format!("expectation failed: {}", what.into()).into())
+    }
 }
