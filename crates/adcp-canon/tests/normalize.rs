@@ -32,7 +32,7 @@ fn globs(patterns: &[&str]) -> Result<Vec<Glob>, GlobError> {
 
 fn example_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
+        .join("../../examples/data")
         .join(name)
 }
 

@@ -124,7 +124,7 @@ fn normalize_command() {
     assert_eq!(lines[0]["normalized"], "https://example.com/p?a=2&z=1");
     assert_eq!(lines[1]["error"], "url_malformed");
 
-    let rules = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/site-rules.toml");
+    let rules = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/site-rules.toml");
     let out = adcp_sig(&["normalize", "--rules", rules, "http://www.example.com/index.html"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 
