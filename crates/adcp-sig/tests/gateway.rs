@@ -6,7 +6,7 @@
 
 mod common;
 
-use adcp_sig::gateway::{Gateway, GatewayOptions};
+use adcp_gateway::{Gateway, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
 use adcp_verify::keys::StaticKeyResolver;
 use common::{event, gateway, get, send, Seller, TempDir, Upstream, AGENT};
@@ -131,7 +131,7 @@ async fn shutdown_drains_an_in_flight_request() {
     let base = handle.base_url();
     let in_flight = tokio::spawn({
         async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+            let client = common::http_client(Duration::from_secs(10)).unwrap();
             let mut request = client.post(format!("{base}{}", common::PATH));
             for (name, value) in signed.headers() {
                 request = request.header(*name, value.as_str());
@@ -157,7 +157,7 @@ async fn shutdown_drains_an_in_flight_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_hmac_registration_is_verified_and_deduplicated() {
-    use adcp_sig::gateway::{Gateway, GatewayOptions};
+    use adcp_gateway::{Gateway, GatewayOptions};
     use adcp_sign::LegacyHmacSigner;
     use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
 
@@ -176,7 +176,7 @@ async fn a_legacy_hmac_registration_is_verified_and_deduplicated() {
     let handle = gateway
         .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
         .unwrap();
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let post = |secret: &'static [u8], e: adcp_sign::WebhookEvent| {
         let client = client.clone();
         let url = format!("{}{}", handle.base_url(), common::PATH);
@@ -258,7 +258,7 @@ fn seller_keys(sellers: &[(&str, &Seller)]) -> Arc<dyn adcp_verify::keys::KeyRes
             ((*agent).to_owned(), keys)
         })
         .collect();
-    Arc::new(adcp_sig::gateway::keys::AgentsResolver::new(resolvers))
+    Arc::new(adcp_gateway::AgentsResolver::new(resolvers))
 }
 
 async fn gateway_with(
@@ -266,7 +266,7 @@ async fn gateway_with(
     dir: &TempDir,
     upstream: &Upstream,
     configure: impl FnOnce(&mut GatewayOptions),
-) -> adcp_sig::gateway::GatewayHandle {
+) -> adcp_gateway::GatewayHandle {
     let store = adcp_store::open(&dir.sqlite().parse().unwrap(), adcp_store::StoreOptions::default())
         .await
         .unwrap();
@@ -280,8 +280,8 @@ async fn gateway_with(
 
 /// Posts `signed` to the gateway with the `Host` it was signed for (what a
 /// reverse proxy that preserves `Host` sends); returns status, code and body.
-async fn send_to(handle: &adcp_sig::gateway::GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>, String) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+async fn send_to(handle: &adcp_gateway::GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>, String) {
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let url = url::Url::parse(signed.url()).unwrap();
     let mut request = client.post(format!("{}{}", handle.base_url(), url.path()));
     for (name, value) in signed.headers() {
@@ -449,7 +449,7 @@ async fn every_rejection_carries_its_code_in_one_body_shape() {
     let upstream = Upstream::start().await;
     let seller = Seller::new();
     let handle = gateway_with(seller.keys(), &dir, &upstream, |_| {}).await;
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let url = format!("{}{}", handle.base_url(), common::PATH);
 
     let raw = br#"{"idempotency_key":"evt_unsigned_00001","task_id":"t","status":"completed"}"#.to_vec();
@@ -511,12 +511,12 @@ async fn every_rejection_carries_its_code_in_one_body_shape() {
 /// Posts raw `body` with `headers` to the gateway at `path`, as a proxy
 /// preserving `Host: buyer.example` would.
 async fn post_raw(
-    handle: &adcp_sig::gateway::GatewayHandle,
+    handle: &adcp_gateway::GatewayHandle,
     path: &str,
     headers: &[(&str, String)],
     body: Vec<u8>,
 ) -> (u16, String) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let mut request = client
         .post(format!("{}{path}", handle.base_url()))
         .header("host", "buyer.example");
@@ -558,7 +558,7 @@ async fn subscriptions_challenges_notifications_and_legacy_registrations() {
     ]);
     let path = dir.0.join("subscriptions.json");
     std::fs::write(&path, registrations.to_string()).unwrap();
-    let loaded = adcp_sig::gateway::subscriptions::load(&path).unwrap();
+    let loaded = adcp_gateway::Registrations::load(&path).unwrap();
     let handle = gateway_with(seller.keys(), &dir, &upstream, |o| {
         o.public_url = Some("https://buyer.example/".parse().unwrap());
         o.subscriptions = Some(loaded);

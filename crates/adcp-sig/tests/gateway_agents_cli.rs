@@ -64,7 +64,7 @@ async fn two_agents_each_verified_with_its_own_discovered_keys() {
         .unwrap_or_else(|| panic!("no listening line: {line:?}"))
         .to_owned();
 
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let url = format!("http://{addr}{PATH}");
     let (stranger, _) = seller("nobody-k1");
     let mut answers = Vec::new();

@@ -52,7 +52,7 @@ async fn the_gateway_process_serves_forwards_and_stops_on_sigterm() {
         .sign_webhook(&format!("http://{addr}{PATH}"), &event("a"))
         .await
         .unwrap();
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let mut request = client.post(format!("http://{addr}{PATH}"));
     for (name, value) in signed.headers() {
         request = request.header(*name, value.as_str());

@@ -20,7 +20,7 @@ mod common;
 mod jwks_common;
 use adcp_test_support::redis_server;
 
-use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
+use adcp_gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sigbase::clock::{Clock, FixedClock, SystemClock};
 use adcp_sign::{HttpSigner, SignOptions, SignedRequest, Signer as _, SoftwareSigner, UnsignedRequest};
 use adcp_store::{StoreOptions, StoreUrl};
@@ -70,7 +70,7 @@ impl Answer {
 
 /// Posts `headers` and `body` to the gateway's webhook path.
 async fn post(handle: &GatewayHandle, headers: &[(String, String)], body: Vec<u8>) -> Answer {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+    let client = common::http_client(Duration::from_secs(30)).unwrap();
     let mut request = client.post(format!("{}{PATH}", handle.base_url()));
     for (name, value) in headers {
         request = request.header(name.as_str(), value.as_str());
@@ -394,7 +394,7 @@ async fn store_paused_during_forwarding_answers_503_and_the_late_completion_prev
         let body = signed.body().unwrap().as_bytes().to_vec();
         let base = handle.base_url();
         tokio::spawn(async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+            let client = common::http_client(Duration::from_secs(30)).unwrap();
             let mut request = client.post(format!("{base}{PATH}"));
             for (name, value) in &headers {
                 request = request.header(name.as_str(), value.as_str());
@@ -964,7 +964,7 @@ async fn past_the_concurrency_limit_requests_are_shed_with_503_and_retry_after()
         let headers = headers_of(&first);
         let body = first.body().unwrap().as_bytes().to_vec();
         tokio::spawn(async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+            let client = common::http_client(Duration::from_secs(30)).unwrap();
             let mut request = client.post(format!("{base}{PATH}"));
             for (name, value) in &headers {
                 request = request.header(name.as_str(), value.as_str());
@@ -1109,7 +1109,7 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
     let post = |signed: SignedRequest| {
         let url = url.clone();
         async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+            let client = common::http_client(Duration::from_secs(30)).unwrap();
             let mut request = client.post(url);
             for (name, value) in signed.headers() {
                 request = request.header(*name, value.as_str());
@@ -1160,7 +1160,7 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
 
 /// The same retry within the cooldown, several times, through the
 /// resolver the binary uses for `--agent`
-/// (`adcp_sig::gateway::keys::AgentsResolver` over `HttpsKeyResolver`).
+/// (`adcp_gateway::AgentsResolver` over `HttpsKeyResolver`).
 ///
 /// Expected: the first B-signed attempt and its retry a moment later are
 /// both `503` without a challenge (never the terminal
@@ -1173,10 +1173,7 @@ async fn through_the_agents_resolver_a_retry_within_the_cooldown_stays_retryable
     let dir = TempDir::new("fault-jwks-agents");
     let upstream = Upstream::start().await;
     let inner: Arc<dyn KeyResolver> = r.resolver.clone();
-    let keys = Arc::new(adcp_sig::gateway::keys::AgentsResolver::new(vec![(
-        r.agent.clone(),
-        inner,
-    )]));
+    let keys = Arc::new(adcp_gateway::AgentsResolver::new(vec![(r.agent.clone(), inner)]));
     let handle = start(
         keys,
         &dir.sqlite(),

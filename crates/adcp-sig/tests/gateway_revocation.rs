@@ -36,7 +36,8 @@ mod common;
 mod jwks_common;
 mod test_network;
 
-use adcp_sig::gateway::{Gateway, GatewayArgs, GatewayConfig, GatewayHandle};
+use adcp_gateway::{Gateway, GatewayHandle};
+use adcp_sig::gateway::{resolve, GatewayArgs};
 use adcp_sigbase::clock::Clock;
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
 use common::{event, TempDir, Upstream, PATH};
@@ -174,7 +175,7 @@ impl Seller {
 /// A gateway built from `args` as the binary builds it, on a loopback port,
 /// every clock being `clock`.
 async fn start(args: &GatewayArgs, clock: &ManualClock) -> GatewayHandle {
-    let config = GatewayConfig::resolve(args, None).unwrap();
+    let config = resolve(args, None).unwrap();
     let clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let gateway = Gateway::from_config_with_clock(&config, Some(clock)).await.unwrap();
     gateway
@@ -218,7 +219,7 @@ async fn sign(signer: &SoftwareSigner, clock: &ManualClock, url: &str, e: &Webho
 }
 
 async fn post(url: &str, signed: &SignedRequest) -> Answer {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+    let client = common::http_client(Duration::from_secs(30)).unwrap();
     let mut request = client.post(url);
     for (name, value) in signed.headers() {
         request = request.header(*name, value.as_str());

@@ -2,7 +2,7 @@
 
 use super::upstream::CountingUpstream;
 use super::{DEMO_PATH, DEMO_PUBLIC_URL};
-use crate::gateway::GatewayHandle;
+use adcp_gateway::GatewayHandle;
 use adcp_sign::{Algorithm, Clock, FixedClock, HttpSigner, SignedRequest, SoftwareSigner, SystemClock, WebhookEvent};
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};
 use adcp_webhook::receiver::outcome;
@@ -199,6 +199,25 @@ pub(crate) struct Run<'a> {
     results: Vec<ScenarioResult>,
 }
 
+/// An HTTP client for the loopback gateway (no proxy, no redirects; reqwest
+/// needs a TLS configuration even for `http://`), giving up after
+/// `timeout`.
+fn http_client(timeout: std::time::Duration) -> Result<reqwest::Client, String> {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("tls: {e}"))?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+        .map_err(|e| format!("http client: {e}"))
+}
+
 fn event(n: &str) -> Result<WebhookEvent, String> {
     McpWebhook::new(
         format!("task_{n}"),
@@ -219,7 +238,7 @@ impl<'a> Run<'a> {
         bar: &'a ProgressBar,
     ) -> Result<Self, String> {
         Ok(Self {
-            client: crate::gateway::forward::http_client(std::time::Duration::from_secs(10))?,
+            client: http_client(std::time::Duration::from_secs(10))?,
             base_url: handle.base_url(),
             upstream,
             bar,

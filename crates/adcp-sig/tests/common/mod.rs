@@ -2,7 +2,7 @@
 //! gateway on a loopback listener, and a client that sends signed webhooks.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
+use adcp_gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
 use adcp_store::{StoreOptions, StoreUrl};
 use adcp_verify::keys::StaticKeyResolver;
@@ -158,7 +158,7 @@ pub async fn gateway(seller: &Seller, store: &str, namespace: &str, upstream: ur
 /// Sends `signed` (optionally with another body) to `handle`; returns the
 /// status and the `WWW-Authenticate` error code, if any.
 pub async fn send(handle: &GatewayHandle, signed: &SignedRequest, body: Option<Vec<u8>>) -> (u16, Option<String>) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = http_client(Duration::from_secs(10)).unwrap();
     let mut request = client.post(format!("{}{PATH}", handle.base_url()));
     for (name, value) in signed.headers() {
         request = request.header(*name, value.as_str());
@@ -175,8 +175,26 @@ pub async fn send(handle: &GatewayHandle, signed: &SignedRequest, body: Option<V
     (response.status().as_u16(), code)
 }
 
+/// An HTTP client for the gateways under test (no proxy, no redirects;
+/// reqwest needs a TLS configuration even for `http://`), giving up after
+/// `timeout`.
+pub fn http_client(timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+}
+
 pub async fn get(url: String) -> (u16, String) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = http_client(Duration::from_secs(10)).unwrap();
     let response = client.get(url).send().await.unwrap();
     (response.status().as_u16(), response.text().await.unwrap())
 }
