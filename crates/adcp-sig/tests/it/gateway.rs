@@ -2,11 +2,9 @@
 //! not forwarded, tampered bodies rejected with the code, upstream
 //! failures answered 503 with the claim released, probes and metrics,
 //! graceful shutdown.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
-
-use adcp_gateway::{Gateway, GatewayOptions};
+use crate::support::gateway as common;
+use adcp_gateway::GatewayOptions;
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
 use adcp_verify::keys::StaticKeyResolver;
 use common::{event, gateway, get, send, Seller, TempDir, Upstream, AGENT};
@@ -132,12 +130,7 @@ async fn shutdown_drains_an_in_flight_request() {
     let in_flight = tokio::spawn({
         async move {
             let client = common::http_client(Duration::from_secs(10)).unwrap();
-            let mut request = client.post(format!("{base}{}", common::PATH));
-            for (name, value) in signed.headers() {
-                request = request.header(*name, value.as_str());
-            }
-            request
-                .body(signed.body().unwrap().as_bytes().to_vec())
+            common::signed_post(&client, format!("{base}{}", common::PATH), &signed)
                 .send()
                 .await
                 .map(|r| r.status().as_u16())
@@ -173,9 +166,7 @@ async fn a_legacy_hmac_registration_is_verified_and_deduplicated() {
     };
     options.legacy_sender = Some(AGENT.to_owned());
     let gateway = Gateway::new(seller.keys(), store, options).unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = common::serve(&gateway).await;
     let client = common::http_client(Duration::from_secs(10)).unwrap();
     let post = |secret: &'static [u8], e: adcp_sign::WebhookEvent| {
         let client = client.clone();
@@ -232,12 +223,7 @@ async fn http2_prior_knowledge_is_served_like_http1() {
     let a = event("h2");
     for attempt in 0..2 {
         let signed = seller.sign(&handle, &a).await;
-        let mut request = client.post(format!("{}{}", handle.base_url(), common::PATH));
-        for (name, value) in signed.headers() {
-            request = request.header(*name, value.as_str());
-        }
-        let response = request
-            .body(signed.body().unwrap().as_bytes().to_vec())
+        let response = common::signed_post(&client, format!("{}{}", handle.base_url(), common::PATH), &signed)
             .send()
             .await
             .unwrap();
@@ -267,15 +253,9 @@ async fn gateway_with(
     upstream: &Upstream,
     configure: impl FnOnce(&mut GatewayOptions),
 ) -> adcp_gateway::GatewayHandle {
-    let store = adcp_store::open(&dir.sqlite().parse().unwrap(), adcp_store::StoreOptions::default())
-        .await
-        .unwrap();
     let mut options = GatewayOptions::new(upstream.url());
     configure(&mut options);
-    let gateway = Gateway::new(keys, store, options).unwrap();
-    gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap()
+    common::start(keys, &dir.sqlite(), adcp_store::StoreOptions::default(), options).await
 }
 
 /// Posts `signed` to the gateway with the `Host` it was signed for (what a
@@ -283,17 +263,12 @@ async fn gateway_with(
 async fn send_to(handle: &adcp_gateway::GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>, String) {
     let client = common::http_client(Duration::from_secs(10)).unwrap();
     let url = url::Url::parse(signed.url()).unwrap();
-    let mut request = client.post(format!("{}{}", handle.base_url(), url.path()));
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
     let host = match url.port() {
         Some(port) => format!("{}:{port}", url.host_str().unwrap()),
         None => url.host_str().unwrap().to_owned(),
     };
-    let response = request
+    let response = common::signed_post(&client, format!("{}{}", handle.base_url(), url.path()), signed)
         .header("host", host)
-        .body(signed.body().unwrap().as_bytes().to_vec())
         .send()
         .await
         .unwrap();
@@ -492,15 +467,7 @@ async fn every_rejection_carries_its_code_in_one_body_shape() {
     // Upstream failure: 503 with Retry-After and the gateway's code.
     upstream.fail_next(1);
     let signed = seller.sign(&handle, &event("u")).await;
-    let mut request = client.post(&url);
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
-    let response = request
-        .body(signed.body().unwrap().as_bytes().to_vec())
-        .send()
-        .await
-        .unwrap();
+    let response = common::signed_post(&client, &url, &signed).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 503);
     assert!(response.headers().contains_key("retry-after"));
     let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();

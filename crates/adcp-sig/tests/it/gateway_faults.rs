@@ -13,19 +13,17 @@
 //!
 //! The Redis faults run against a private `redis-server` on a free port
 //! (never the shared one), killed and removed on drop.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
-#[path = "../../adcp-jwks/tests/common/mod.rs"]
-mod jwks_common;
+use crate::support::gateway as common;
+use crate::support::jwks as jwks_common;
 use adcp_test_support::redis_server;
 
-use adcp_gateway::{Gateway, GatewayHandle, GatewayOptions};
+use adcp_gateway::{GatewayHandle, GatewayOptions};
 use adcp_sigbase::clock::{Clock, FixedClock, SystemClock};
 use adcp_sign::{HttpSigner, SignOptions, SignedRequest, Signer as _, SoftwareSigner, UnsignedRequest};
-use adcp_store::{StoreOptions, StoreUrl};
+use adcp_store::StoreOptions;
 use adcp_verify::keys::KeyResolver;
-use common::{event, unique, Seller, TempDir, Upstream, PATH};
+use common::{event, start, unique, Seller, TempDir, Upstream, PATH};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -103,22 +101,6 @@ fn headers_of(signed: &SignedRequest) -> Vec<(String, String)> {
 /// Sends a signed request as signed.
 async fn send(handle: &GatewayHandle, signed: &SignedRequest) -> Answer {
     post(handle, &headers_of(signed), signed.body().unwrap().as_bytes().to_vec()).await
-}
-
-/// A gateway in-process on a loopback port, with these store and gateway
-/// settings.
-async fn start(
-    keys: Arc<dyn KeyResolver>,
-    store: &str,
-    store_options: StoreOptions,
-    options: GatewayOptions,
-) -> GatewayHandle {
-    let url: StoreUrl = store.parse().unwrap();
-    let store = adcp_store::open(&url, store_options).await.unwrap();
-    let gateway = Gateway::new(keys, store, options).unwrap();
-    gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap()
 }
 
 fn metrics_line(handle: &GatewayHandle, line: &str) -> bool {
@@ -1069,7 +1051,7 @@ impl Drop for Process {
 /// within about 2 s (asserted under 6 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
-    use std::io::{BufRead, BufReader};
+    use std::io::BufReader;
     use std::process::{Command, Stdio};
 
     let (port, server) = private_redis("gw-fault-cli");
@@ -1097,29 +1079,15 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let process = Process(child);
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("listening on http://")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
-        .to_owned();
+    let (_, addr) = common::listening(&mut stderr);
     let url = format!("http://{addr}{PATH}");
     let post = |signed: SignedRequest| {
         let url = url.clone();
         async move {
             let client = common::http_client(Duration::from_secs(30)).unwrap();
-            let mut request = client.post(url);
-            for (name, value) in signed.headers() {
-                request = request.header(*name, value.as_str());
-            }
+            let request = common::signed_post(&client, url, &signed);
             let started = Instant::now();
-            let response = request
-                .body(signed.body().unwrap().as_bytes().to_vec())
-                .send()
-                .await
-                .unwrap();
+            let response = request.send().await.unwrap();
             (response.status().as_u16(), started.elapsed())
         }
     };
