@@ -2,9 +2,9 @@
 //! front of the counting sink: the accounting must balance.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use adcp_gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_loadgen::run::{KeySource, Pace, RunOptions};
 use adcp_loadgen::sink::Sink;
-use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sign::{Algorithm, SoftwareSigner};
 use adcp_store::{Store, StoreOptions, StoreUrl};
 use adcp_verify::StaticKeyResolver;

@@ -1,9 +1,10 @@
-//! The library side of `adcp-sig`: the verifying gateway and the demo,
-//! usable in-process (tests, embedding) as well as from the binary.
+//! The library side of `adcp-sig`: its two long-running commands, usable
+//! in-process (tests) as well as from the binary.
 //!
-//! - [`gateway`]: an axum server that verifies AdCP webhooks (RFC 9421
-//!   webhook profile, or a legacy HMAC registration), deduplicates them in a
-//!   shared store and forwards only verified, first-seen events upstream.
+//! - [`gateway`]: `adcp-sig gateway`'s flags mapped onto an
+//!   [`adcp_gateway::GatewayConfig`], and the command's run (progress,
+//!   signals, exit codes). The gateway itself is the `adcp-gateway`
+//!   library.
 //! - [`demo`]: a self-contained run of the gateway against signed,
 //!   duplicated, replayed, tampered and expired webhooks.
 #![forbid(unsafe_code)]

@@ -21,7 +21,7 @@ mod upstream;
 
 pub use scenarios::{DemoReport, Expected, ScenarioResult, COUNT, DUPLICATE, EXPECTED_APPLIED, FORWARDED, RETRY_LATER};
 
-use crate::gateway::{Gateway, GatewayOptions};
+use adcp_gateway::{Gateway, GatewayOptions, Registrations};
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use adcp_store::{StoreOptions, StoreUrl};
 use adcp_verify::StaticKeyResolver;
@@ -150,13 +150,12 @@ pub async fn run_demo(progress: bool) -> Result<DemoReport, String> {
         event_types: std::iter::once(scenarios::DEMO_EVENT_TYPE.to_owned()).collect(),
         active: true,
     };
-    options.subscriptions = Some(crate::gateway::subscriptions::LoadedSubscriptions {
-        subscriptions: adcp_webhook::StaticSubscriptions::new()
+    options.subscriptions = Some(Registrations::from(
+        adcp_webhook::StaticSubscriptions::new()
             .with(registration)
             .map_err(|e| e.to_string())?,
-        legacy: Vec::new(),
-    });
-    let gateway = Gateway::new(Arc::new(keys), store, options)?;
+    ));
+    let gateway = Gateway::new(Arc::new(keys), store, options).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("bind: {e}"))?;

@@ -2,7 +2,7 @@
 
 use super::upstream::CountingUpstream;
 use super::{DEMO_PATH, DEMO_PUBLIC_URL};
-use crate::gateway::GatewayHandle;
+use adcp_gateway::GatewayHandle;
 use adcp_sign::{Algorithm, Clock, FixedClock, HttpSigner, SignedRequest, SoftwareSigner, SystemClock, WebhookEvent};
 use adcp_webhook::outcome;
 use adcp_webhook::{McpWebhook, TaskStatus};
@@ -25,11 +25,11 @@ pub const DUPLICATE: &str = "duplicate, not forwarded";
 /// Outcome shown for a `503` after the upstream failed.
 pub const RETRY_LATER: &str = "upstream failed, claim released";
 /// Outcome shown for a challenge the gateway answered with its value.
-pub const CHALLENGE_ANSWERED: &str = "challenge answered, not forwarded";
+pub(super) const CHALLENGE_ANSWERED: &str = "challenge answered, not forwarded";
 /// Outcome shown for a re-emission the upstream received marked as one.
-pub const REEMISSION: &str = "forwarded, marked as a re-emission";
+pub(super) const REEMISSION: &str = "forwarded, marked as a re-emission";
 /// The account subscription the buyer registered in the demo.
-pub const DEMO_NOTIFICATIONS_PATH: &str = "/webhooks/notifications";
+pub(super) const DEMO_NOTIFICATIONS_PATH: &str = "/webhooks/notifications";
 
 /// What a scenario should produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +199,25 @@ pub(crate) struct Run<'a> {
     results: Vec<ScenarioResult>,
 }
 
+/// An HTTP client for the loopback gateway (no proxy, no redirects; reqwest
+/// needs a TLS configuration even for `http://`), giving up after
+/// `timeout`.
+fn http_client(timeout: std::time::Duration) -> Result<reqwest::Client, String> {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("tls: {e}"))?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+        .map_err(|e| format!("http client: {e}"))
+}
+
 fn event(n: &str) -> Result<WebhookEvent, String> {
     McpWebhook::new(
         format!("task_{n}"),
@@ -219,7 +238,7 @@ impl<'a> Run<'a> {
         bar: &'a ProgressBar,
     ) -> Result<Self, String> {
         Ok(Self {
-            client: crate::gateway::forward::http_client(std::time::Duration::from_secs(10))?,
+            client: http_client(std::time::Duration::from_secs(10))?,
             base_url: handle.base_url(),
             upstream,
             bar,
@@ -435,11 +454,11 @@ fn public_authority() -> &'static str {
 }
 
 /// The demo's account, subscriber and subscribed event type.
-pub const DEMO_ACCOUNT: &str = "acct_demo";
+pub(super) const DEMO_ACCOUNT: &str = "acct_demo";
 /// The subscriber identifier of the demo's registration.
-pub const DEMO_SUBSCRIBER: &str = "trafficking-desk";
+pub(super) const DEMO_SUBSCRIBER: &str = "trafficking-desk";
 /// The event type the demo's registration subscribes to.
-pub const DEMO_EVENT_TYPE: &str = "creative.status_changed";
+pub(super) const DEMO_EVENT_TYPE: &str = "creative.status_changed";
 
 /// A fresh challenge value: 32 random bytes, unpadded base64url (43
 /// characters).

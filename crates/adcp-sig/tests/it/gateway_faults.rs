@@ -13,19 +13,17 @@
 //!
 //! The Redis faults run against a private `redis-server` on a free port
 //! (never the shared one), killed and removed on drop.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
-#[path = "../../adcp-jwks/tests/common/mod.rs"]
-mod jwks_common;
+use crate::support::gateway as common;
+use crate::support::jwks as jwks_common;
 use adcp_test_support::redis_server;
 
-use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
+use adcp_gateway::{GatewayHandle, GatewayOptions};
 use adcp_sigbase::{Clock, FixedClock, SystemClock};
 use adcp_sign::{HttpSigner, SignOptions, SignedRequest, Signer as _, SoftwareSigner, UnsignedRequest};
-use adcp_store::{StoreOptions, StoreUrl};
+use adcp_store::StoreOptions;
 use adcp_verify::KeyResolver;
-use common::{event, unique, Seller, TempDir, Upstream, PATH};
+use common::{event, start, unique, Seller, TempDir, Upstream, PATH};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -70,7 +68,7 @@ impl Answer {
 
 /// Posts `headers` and `body` to the gateway's webhook path.
 async fn post(handle: &GatewayHandle, headers: &[(String, String)], body: Vec<u8>) -> Answer {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+    let client = common::http_client(Duration::from_secs(30)).unwrap();
     let mut request = client.post(format!("{}{PATH}", handle.base_url()));
     for (name, value) in headers {
         request = request.header(name.as_str(), value.as_str());
@@ -103,22 +101,6 @@ fn headers_of(signed: &SignedRequest) -> Vec<(String, String)> {
 /// Sends a signed request as signed.
 async fn send(handle: &GatewayHandle, signed: &SignedRequest) -> Answer {
     post(handle, &headers_of(signed), signed.body().unwrap().as_bytes().to_vec()).await
-}
-
-/// A gateway in-process on a loopback port, with these store and gateway
-/// settings.
-async fn start(
-    keys: Arc<dyn KeyResolver>,
-    store: &str,
-    store_options: StoreOptions,
-    options: GatewayOptions,
-) -> GatewayHandle {
-    let url: StoreUrl = store.parse().unwrap();
-    let store = adcp_store::open(&url, store_options).await.unwrap();
-    let gateway = Gateway::new(keys, store, options).unwrap();
-    gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap()
 }
 
 fn metrics_line(handle: &GatewayHandle, line: &str) -> bool {
@@ -394,7 +376,7 @@ async fn store_paused_during_forwarding_answers_503_and_the_late_completion_prev
         let body = signed.body().unwrap().as_bytes().to_vec();
         let base = handle.base_url();
         tokio::spawn(async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+            let client = common::http_client(Duration::from_secs(30)).unwrap();
             let mut request = client.post(format!("{base}{PATH}"));
             for (name, value) in &headers {
                 request = request.header(name.as_str(), value.as_str());
@@ -964,7 +946,7 @@ async fn past_the_concurrency_limit_requests_are_shed_with_503_and_retry_after()
         let headers = headers_of(&first);
         let body = first.body().unwrap().as_bytes().to_vec();
         tokio::spawn(async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
+            let client = common::http_client(Duration::from_secs(30)).unwrap();
             let mut request = client.post(format!("{base}{PATH}"));
             for (name, value) in &headers {
                 request = request.header(name.as_str(), value.as_str());
@@ -1069,7 +1051,7 @@ impl Drop for Process {
 /// within about 2 s (asserted under 6 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
-    use std::io::{BufRead, BufReader};
+    use std::io::BufReader;
     use std::process::{Command, Stdio};
 
     let (port, server) = private_redis("gw-fault-cli");
@@ -1097,29 +1079,15 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let process = Process(child);
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("listening on http://")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
-        .to_owned();
+    let (_, addr) = common::listening(&mut stderr);
     let url = format!("http://{addr}{PATH}");
     let post = |signed: SignedRequest| {
         let url = url.clone();
         async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
-            let mut request = client.post(url);
-            for (name, value) in signed.headers() {
-                request = request.header(*name, value.as_str());
-            }
+            let client = common::http_client(Duration::from_secs(30)).unwrap();
+            let request = common::signed_post(&client, url, &signed);
             let started = Instant::now();
-            let response = request
-                .body(signed.body().unwrap().as_bytes().to_vec())
-                .send()
-                .await
-                .unwrap();
+            let response = request.send().await.unwrap();
             (response.status().as_u16(), started.elapsed())
         }
     };
@@ -1160,7 +1128,7 @@ async fn the_binary_bounds_store_operations_and_header_reads_by_its_flags() {
 
 /// The same retry within the cooldown, several times, through the
 /// resolver the binary uses for `--agent`
-/// (`adcp_sig::gateway::keys::AgentsResolver` over `HttpsKeyResolver`).
+/// (`adcp_gateway::AgentsResolver` over `HttpsKeyResolver`).
 ///
 /// Expected: the first B-signed attempt and its retry a moment later are
 /// both `503` without a challenge (never the terminal
@@ -1173,10 +1141,7 @@ async fn through_the_agents_resolver_a_retry_within_the_cooldown_stays_retryable
     let dir = TempDir::new("fault-jwks-agents");
     let upstream = Upstream::start().await;
     let inner: Arc<dyn KeyResolver> = r.resolver.clone();
-    let keys = Arc::new(adcp_sig::gateway::keys::AgentsResolver::new(vec![(
-        r.agent.clone(),
-        inner,
-    )]));
+    let keys = Arc::new(adcp_gateway::AgentsResolver::new(vec![(r.agent.clone(), inner)]));
     let handle = start(
         keys,
         &dir.sqlite(),

@@ -1,4 +1,4 @@
-//! `--subscriptions FILE`: the buyer's subscriber registrations, so the
+//! `subscriptions` (`--subscriptions FILE`): the buyer's subscriber registrations, so the
 //! gateway answers sellers' activation challenges itself and holds each
 //! notification to the registration of the URL it arrived at.
 //!
@@ -12,6 +12,7 @@
 //! a legacy registration's URL are verified with that credential, and
 //! only there.
 
+use crate::error::{EntryProblem, RegistrationsError};
 use adcp_verify::legacy::{BearerToken, HmacSecrets, WebhookAuthMode};
 use adcp_webhook::payload::credential_fingerprint;
 use adcp_webhook::{DeliveryAuthMode, Registration, StaticSubscriptions, SubscriptionScope};
@@ -41,20 +42,33 @@ struct Auth {
     credential_fingerprint: Option<String>,
 }
 
-/// The registrations, and the legacy ones' verification mode by canonical
-/// URL.
+/// The buyer's subscriber registrations
+/// ([`GatewayOptions::subscriptions`](crate::GatewayOptions::subscriptions)),
+/// and the legacy ones' verification mode by canonical URL: from a file
+/// ([`Registrations::load`]), or RFC 9421 registrations only from
+/// [`StaticSubscriptions`] (`Registrations::from`).
 #[derive(Clone)]
-pub struct LoadedSubscriptions {
+pub struct Registrations {
     /// Every registration.
-    pub subscriptions: StaticSubscriptions,
+    pub(crate) subscriptions: StaticSubscriptions,
     /// For each legacy registration: its canonical URL, the verification
     /// mode built from its credential, and the seller it binds to.
-    pub legacy: Vec<(String, WebhookAuthMode, String)>,
+    pub(crate) legacy: Vec<(String, WebhookAuthMode, String)>,
 }
 
-impl std::fmt::Debug for LoadedSubscriptions {
+impl From<StaticSubscriptions> for Registrations {
+    /// RFC 9421 registrations: no legacy credentials.
+    fn from(subscriptions: StaticSubscriptions) -> Self {
+        Self {
+            subscriptions,
+            legacy: Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Registrations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadedSubscriptions")
+        f.debug_struct("Registrations")
             .field("subscriptions", &self.subscriptions)
             .field(
                 "legacy",
@@ -68,61 +82,70 @@ impl std::fmt::Debug for LoadedSubscriptions {
     }
 }
 
-/// Reads and checks `path` (relative `credential_file`s are relative to it).
-///
-/// # Errors
-///
-/// A message naming the entry and the problem.
-pub fn load(path: &Path) -> Result<LoadedSubscriptions, String> {
-    let flag = format!("--subscriptions {}", path.display());
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{flag}: {e}"))?;
-    let entries: Vec<Entry> = serde_json::from_str(&text).map_err(|e| format!("{flag}: {e}"))?;
+impl Registrations {
+    /// Reads and checks the registrations file at `path` (relative
+    /// `credential_file`s are relative to it).
+    ///
+    /// # Errors
+    ///
+    /// [`RegistrationsError`]: the file cannot be read or parsed, or an
+    /// entry (named by its index and URL) cannot be used.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, RegistrationsError> {
+        load(path.as_ref())
+    }
+}
+
+fn load(path: &Path) -> Result<Registrations, RegistrationsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RegistrationsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let entries: Vec<Entry> = serde_json::from_str(&text).map_err(|source| RegistrationsError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut subscriptions = StaticSubscriptions::new();
     let mut legacy = Vec::new();
-    for (i, entry) in entries.into_iter().enumerate() {
-        let at = format!("{flag}: entry {i} ({})", entry.url);
-        let scope = match (entry.account_id, entry.scope.as_deref()) {
-            (Some(account), None) => SubscriptionScope::Account(account),
+    for (index, entry) in entries.into_iter().enumerate() {
+        let at = |problem: EntryProblem| RegistrationsError::Entry {
+            path: path.to_path_buf(),
+            index,
+            url: entry.url.clone(),
+            problem,
+        };
+        let scope = match (&entry.account_id, entry.scope.as_deref()) {
+            (Some(account), None) => SubscriptionScope::Account(account.clone()),
             (None, Some("agent")) => SubscriptionScope::Agent,
-            _ => return Err(format!("{at}: give either account_id or \"scope\": \"agent\"")),
+            _ => return Err(at(EntryProblem::Scope)),
         };
         let fingerprint = entry.delivery_auth.credential_fingerprint.as_deref();
-        let delivery_auth = DeliveryAuthMode::from_wire(&entry.delivery_auth.mode, fingerprint).ok_or_else(|| {
-            format!(
-                "{at}: delivery_auth must be {{\"mode\": \"rfc9421\"}} or a Bearer / HMAC-SHA256 mode with a 64-hex-digit credential_fingerprint"
-            )
-        })?;
+        let delivery_auth = DeliveryAuthMode::from_wire(&entry.delivery_auth.mode, fingerprint)
+            .ok_or_else(|| at(EntryProblem::DeliveryAuth))?;
         let mode = match (&delivery_auth, &entry.credential_file) {
             (DeliveryAuthMode::Rfc9421, None) => None,
-            (DeliveryAuthMode::Rfc9421, Some(_)) => {
-                return Err(format!(
-                    "{at}: credential_file applies to legacy delivery_auth modes only"
-                ))
-            }
+            (DeliveryAuthMode::Rfc9421, Some(_)) => return Err(at(EntryProblem::CredentialFileNotLegacy)),
             (legacy_mode, Some(file)) => {
                 let file = if file.is_relative() {
                     base.join(file)
                 } else {
                     file.clone()
                 };
-                let credential = read_credential(&file).map_err(|e| format!("{at}: credential_file: {e}"))?;
+                let credential = read_credential(&file).map_err(&at)?;
                 let digest = credential_fingerprint(&credential);
                 if Some(digest.as_str()) != legacy_mode.credential_fingerprint() {
-                    return Err(format!(
-                        "{at}: the credential's SHA-256 does not match delivery_auth.credential_fingerprint"
-                    ));
+                    return Err(at(EntryProblem::FingerprintMismatch));
                 }
                 Some(match legacy_mode {
                     DeliveryAuthMode::Bearer { .. } => WebhookAuthMode::Bearer {
-                        token: BearerToken::new(&credential).map_err(|e| format!("{at}: {e}"))?,
+                        token: BearerToken::new(&credential).map_err(|e| at(EntryProblem::Credential(e)))?,
                     },
                     _ => WebhookAuthMode::HmacSha256 {
-                        secrets: HmacSecrets::new(&credential).map_err(|e| format!("{at}: {e}"))?,
+                        secrets: HmacSecrets::new(&credential).map_err(|e| at(EntryProblem::Credential(e)))?,
                     },
                 })
             }
-            (_, None) => return Err(format!("{at}: a legacy delivery_auth mode needs credential_file")),
+            (_, None) => return Err(at(EntryProblem::CredentialFileMissing)),
         };
         let registration = Registration {
             url: entry.url.clone(),
@@ -133,25 +156,33 @@ pub fn load(path: &Path) -> Result<LoadedSubscriptions, String> {
             event_types: entry.event_types.into_iter().collect::<BTreeSet<_>>(),
             active: entry.active,
         };
-        subscriptions = subscriptions.with(registration).map_err(|e| format!("{at}: {e}"))?;
+        subscriptions = subscriptions
+            .with(registration)
+            .map_err(|e| at(EntryProblem::Registration(e)))?;
         if let Some(mode) = mode {
             let canonical = adcp_canon::canonicalize(&entry.url)
-                .map_err(|e| format!("{at}: {e}"))?
+                .map_err(|e| at(EntryProblem::Url(e)))?
                 .into_string();
-            legacy.push((canonical, mode, entry.seller_agent_url));
+            legacy.push((canonical, mode, entry.seller_agent_url.clone()));
         }
     }
-    Ok(LoadedSubscriptions { subscriptions, legacy })
+    Ok(Registrations { subscriptions, legacy })
 }
 
 /// The file's content with one trailing newline (`\n` or `\r\n`) removed,
 /// as the gateway's other secret files.
-fn read_credential(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let text = String::from_utf8(super::config::trim_newline(bytes))
-        .map_err(|_| format!("{} is not UTF-8", path.display()))?;
+fn read_credential(path: &Path) -> Result<String, EntryProblem> {
+    let bytes = std::fs::read(path).map_err(|source| EntryProblem::CredentialRead {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(crate::config::trim_newline(bytes)).map_err(|_| EntryProblem::CredentialNotUtf8 {
+        path: path.to_path_buf(),
+    })?;
     if text.is_empty() {
-        return Err(format!("{} is empty", path.display()));
+        return Err(EntryProblem::CredentialEmpty {
+            path: path.to_path_buf(),
+        });
     }
     Ok(text)
 }
@@ -163,7 +194,7 @@ mod tests {
 
     /// Writes `entries` (and an HMAC secret file) to a fresh directory and
     /// loads them.
-    fn load_json(entries: &serde_json::Value) -> Result<LoadedSubscriptions, String> {
+    fn load_json(entries: &serde_json::Value) -> Result<Registrations, RegistrationsError> {
         let dir = std::env::temp_dir().join(format!(
             "adcp-gateway-subscriptions-{}-{}",
             std::process::id(),

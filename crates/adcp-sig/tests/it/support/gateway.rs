@@ -2,10 +2,10 @@
 //! gateway on a loopback listener, and a client that sends signed webhooks.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_sig::gateway::{Gateway, GatewayHandle, GatewayOptions};
+use adcp_gateway::{Gateway, GatewayHandle, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
 use adcp_store::{StoreOptions, StoreUrl};
-use adcp_verify::StaticKeyResolver;
+use adcp_verify::{KeyResolver, StaticKeyResolver};
 use adcp_webhook::{McpWebhook, TaskStatus};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -141,30 +141,45 @@ pub fn event(n: &str) -> WebhookEvent {
 
 /// Starts a gateway in-process on a loopback port.
 pub async fn gateway(seller: &Seller, store: &str, namespace: &str, upstream: url::Url) -> GatewayHandle {
-    let url: StoreUrl = store.parse().unwrap();
-    let options = StoreOptions {
+    let store_options = StoreOptions {
         namespace: namespace.to_owned(),
         op_timeout: Duration::from_secs(1),
         ..StoreOptions::default()
     };
-    let store = adcp_store::open(&url, options).await.unwrap();
     let mut options = GatewayOptions::new(upstream);
     options.upstream_timeout = Duration::from_secs(2);
-    let gateway = Gateway::new(seller.keys(), store, options).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    gateway.serve(listener).unwrap()
+    start(seller.keys(), store, store_options, options).await
+}
+
+/// A gateway in-process on a loopback port, with these store and gateway
+/// settings.
+pub async fn start(
+    keys: Arc<dyn KeyResolver>,
+    store: &str,
+    store_options: StoreOptions,
+    options: GatewayOptions,
+) -> GatewayHandle {
+    let url: StoreUrl = store.parse().unwrap();
+    let store = adcp_store::open(&url, store_options).await.unwrap();
+    serve(&Gateway::new(keys, store, options).unwrap()).await
+}
+
+/// Serves `gateway` on a loopback port.
+pub async fn serve(gateway: &Gateway) -> GatewayHandle {
+    gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap()
 }
 
 /// Sends `signed` (optionally with another body) to `handle`; returns the
 /// status and the `WWW-Authenticate` error code, if any.
 pub async fn send(handle: &GatewayHandle, signed: &SignedRequest, body: Option<Vec<u8>>) -> (u16, Option<String>) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
-    let mut request = client.post(format!("{}{PATH}", handle.base_url()));
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
+    let client = http_client(Duration::from_secs(10)).unwrap();
+    let mut request = signed_post(&client, format!("{}{PATH}", handle.base_url()), signed);
+    if let Some(body) = body {
+        request = request.body(body);
     }
-    let body = body.unwrap_or_else(|| signed.body().unwrap().as_bytes().to_vec());
-    let response = request.body(body).send().await.unwrap();
+    let response = request.send().await.unwrap();
     let code = response
         .headers()
         .get("www-authenticate")
@@ -175,10 +190,55 @@ pub async fn send(handle: &GatewayHandle, signed: &SignedRequest, body: Option<V
     (response.status().as_u16(), code)
 }
 
+/// An HTTP client for the gateways under test (no proxy, no redirects;
+/// reqwest needs a TLS configuration even for `http://`), giving up after
+/// `timeout`.
+pub fn http_client(timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+}
+
+/// A POST of `signed` to `url`: its headers, and its body as signed.
+pub fn signed_post(
+    client: &reqwest::Client,
+    url: impl reqwest::IntoUrl,
+    signed: &SignedRequest,
+) -> reqwest::RequestBuilder {
+    let mut request = client.post(url);
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    request.body(signed.body().unwrap().as_bytes().to_vec())
+}
+
 pub async fn get(url: String) -> (u16, String) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = http_client(Duration::from_secs(10)).unwrap();
     let response = client.get(url).send().await.unwrap();
     (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// Reads the first line a gateway process prints on stderr,
+/// `adcp-sig gateway listening on http://ADDR (…)`: the line, and ADDR.
+pub fn listening(stderr: &mut impl std::io::BufRead) -> (String, String) {
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+        .to_owned();
+    (line, addr)
 }
 
 /// A name unique to this test run: `[a-z_][a-z0-9_]*`.

@@ -29,14 +29,12 @@
 //! The last tests check the other side of that line: the `503`s the
 //! gateway answers for outages (upstream, key discovery) are retryable and
 //! carry `Retry-After`, without a challenge.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
-#[path = "../../adcp-jwks/tests/common/mod.rs"]
-mod jwks_common;
-mod test_network;
-
-use adcp_sig::gateway::{Gateway, GatewayArgs, GatewayConfig, GatewayHandle};
+use crate::support::gateway as common;
+use crate::support::jwks as jwks_common;
+use crate::support::test_network;
+use adcp_gateway::{Gateway, GatewayHandle};
+use adcp_sig::gateway::{resolve, GatewayArgs};
 use adcp_sigbase::Clock;
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
 use common::{event, TempDir, Upstream, PATH};
@@ -174,12 +172,10 @@ impl Seller {
 /// A gateway built from `args` as the binary builds it, on a loopback port,
 /// every clock being `clock`.
 async fn start(args: &GatewayArgs, clock: &ManualClock) -> GatewayHandle {
-    let config = GatewayConfig::resolve(args, None).unwrap();
+    let config = resolve(args, None).unwrap();
     let clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let gateway = Gateway::from_config_with_clock(&config, Some(clock)).await.unwrap();
-    gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap()
+    common::serve(&gateway).await
 }
 
 /// What the gateway answered.
@@ -218,16 +214,8 @@ async fn sign(signer: &SoftwareSigner, clock: &ManualClock, url: &str, e: &Webho
 }
 
 async fn post(url: &str, signed: &SignedRequest) -> Answer {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(30)).unwrap();
-    let mut request = client.post(url);
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
-    let response = request
-        .body(signed.body().unwrap().as_bytes().to_vec())
-        .send()
-        .await
-        .unwrap();
+    let client = common::http_client(Duration::from_secs(30)).unwrap();
+    let response = common::signed_post(&client, url, signed).send().await.unwrap();
     let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
     Answer {
         status: response.status().as_u16(),
@@ -510,14 +498,7 @@ async fn the_binary_takes_revocation_lists_and_checks_them_at_start_up() {
         .unwrap(),
     );
     let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("listening on http://")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
-        .to_owned();
+    let (line, addr) = common::listening(&mut stderr);
     assert!(
         line.contains(&format!("(revocation list {})", seller.list_url)),
         "{line}"

@@ -2,24 +2,13 @@
 //! server reached through the hidden test-only flags) instead of a JWKS
 //! file; a discovery failure is explained at step 7 with the verifier's
 //! code.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[path = "../../adcp-jwks/tests/common/mod.rs"]
-mod common;
-mod test_network;
-
+use crate::support::adcp_sig_async as adcp_sig;
+use crate::support::jwks as common;
+use crate::support::test_network;
 use common::{ok, Server};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Output;
-
-async fn adcp_sig(args: Vec<String>) -> Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
-        .args(args)
-        .output()
-        .await
-        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
-}
 
 fn dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("explain_agent_cli-{}", std::process::id()));

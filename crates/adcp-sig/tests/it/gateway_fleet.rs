@@ -7,9 +7,8 @@
 //! replaced by a private server when it does not answer
 //! (`adcp_test_support`); the outage test starts and stops its own
 //! `redis-server`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
+use crate::support::gateway as common;
 use adcp_test_support::{database_url, redis_server, redis_url};
 
 use common::{event, gateway, get, send, unique, Seller, Upstream};

@@ -17,11 +17,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Reads a counter kept elsewhere (a seller's key resolver).
-pub type CounterSource = Arc<dyn Fn() -> u64 + Send + Sync>;
+pub(crate) type CounterSource = Arc<dyn Fn() -> u64 + Send + Sync>;
 
 /// `jwks_uri` change counters, one per discovered seller agent URL.
 #[derive(Clone, Default)]
-pub struct JwksUriChanges(pub Vec<(String, CounterSource)>);
+pub(crate) struct JwksUriChanges(pub(crate) Vec<(String, CounterSource)>);
 
 impl std::fmt::Debug for JwksUriChanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -30,11 +30,11 @@ impl std::fmt::Debug for JwksUriChanges {
 }
 
 /// Upper bounds (seconds) of the latency histogram buckets.
-pub const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
 /// Why forwarding an event upstream failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum UpstreamFailure {
+pub(crate) enum UpstreamFailure {
     /// The upstream answered a non-`2xx` status.
     Status,
     /// The upstream did not answer within the timeout.
@@ -45,8 +45,7 @@ pub enum UpstreamFailure {
 
 impl UpstreamFailure {
     /// The `reason` label.
-    #[must_use]
-    pub fn label(self) -> &'static str {
+    fn label(self) -> &'static str {
         match self {
             Self::Status => "status",
             Self::Timeout => "timeout",
@@ -55,7 +54,9 @@ impl UpstreamFailure {
     }
 }
 
-/// The gateway's own counters (the receiver keeps the per-outcome ones).
+/// The gateway's own counters (the receiver keeps the per-outcome ones:
+/// [`Gateway::receiver`](crate::Gateway::receiver)), and the Prometheus
+/// exposition of both that `GET /metrics` serves.
 #[derive(Debug, Default)]
 pub struct GatewayMetrics {
     forwarded: AtomicU64,
@@ -69,8 +70,7 @@ pub struct GatewayMetrics {
 
 impl GatewayMetrics {
     /// Counters that also report each seller's `jwks_uri` changes.
-    #[must_use]
-    pub fn with_jwks_uri_changes(jwks_uri_changes: JwksUriChanges) -> Self {
+    pub(crate) fn with_jwks_uri_changes(jwks_uri_changes: JwksUriChanges) -> Self {
         Self {
             jwks_uri_changes,
             ..Self::default()
@@ -78,7 +78,7 @@ impl GatewayMetrics {
     }
 
     /// One event forwarded and acknowledged `2xx` by the upstream.
-    pub fn forwarded(&self) {
+    pub(crate) fn forwarded(&self) {
         self.forwarded.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -90,7 +90,7 @@ impl GatewayMetrics {
 
     /// One webhook request shed (`503`) because the concurrency limit
     /// was reached.
-    pub fn shed(&self) {
+    pub(crate) fn shed(&self) {
         self.shed.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -101,7 +101,7 @@ impl GatewayMetrics {
     }
 
     /// One failed forward.
-    pub fn upstream_failed(&self, reason: UpstreamFailure) {
+    pub(crate) fn upstream_failed(&self, reason: UpstreamFailure) {
         if let Ok(mut failures) = self.upstream_failures.lock() {
             *failures.entry(reason).or_insert(0) += 1;
         }
@@ -114,7 +114,7 @@ impl GatewayMetrics {
     }
 
     /// Records the time one webhook request took, answer included.
-    pub fn observe(&self, elapsed: Duration) {
+    pub(crate) fn observe(&self, elapsed: Duration) {
         let seconds = elapsed.as_secs_f64();
         for (bound, bucket) in LATENCY_BUCKETS.iter().zip(&self.buckets) {
             if seconds <= *bound {
@@ -135,8 +135,7 @@ impl GatewayMetrics {
 
     /// [`Self::render`] with the outcome counters summed over several
     /// receivers (the gateway keeps one per verification mode).
-    #[must_use]
-    pub fn render_receivers<'m>(&self, receivers: impl IntoIterator<Item = &'m Metrics>) -> String {
+    pub(crate) fn render_receivers<'m>(&self, receivers: impl IntoIterator<Item = &'m Metrics>) -> String {
         let mut out = String::new();
         // Summed over the gateway's receivers (one per verification mode).
         let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();

@@ -1,27 +1,12 @@
 //! `adcp-sig keygen` and `adcp-sig sign` end to end: what `sign` emits is
 //! accepted by `adcp-sig verify`, the webhook vectors are reproduced byte
 //! for byte, and refusals have their exit codes and error identifiers.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
+use crate::support::{adcp_sig, stderr, stdout};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn adcp_sig(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// A fresh directory under the test target's scratch space.
 fn scratch() -> PathBuf {

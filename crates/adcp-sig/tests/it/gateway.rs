@@ -2,11 +2,9 @@
 //! not forwarded, tampered bodies rejected with the code, upstream
 //! failures answered 503 with the claim released, probes and metrics,
 //! graceful shutdown.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
-
-use adcp_sig::gateway::{Gateway, GatewayOptions};
+use crate::support::gateway as common;
+use adcp_gateway::GatewayOptions;
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
 use adcp_verify::StaticKeyResolver;
 use common::{event, gateway, get, send, Seller, TempDir, Upstream, AGENT};
@@ -131,13 +129,8 @@ async fn shutdown_drains_an_in_flight_request() {
     let base = handle.base_url();
     let in_flight = tokio::spawn({
         async move {
-            let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
-            let mut request = client.post(format!("{base}{}", common::PATH));
-            for (name, value) in signed.headers() {
-                request = request.header(*name, value.as_str());
-            }
-            request
-                .body(signed.body().unwrap().as_bytes().to_vec())
+            let client = common::http_client(Duration::from_secs(10)).unwrap();
+            common::signed_post(&client, format!("{base}{}", common::PATH), &signed)
                 .send()
                 .await
                 .map(|r| r.status().as_u16())
@@ -157,7 +150,7 @@ async fn shutdown_drains_an_in_flight_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_hmac_registration_is_verified_and_deduplicated() {
-    use adcp_sig::gateway::{Gateway, GatewayOptions};
+    use adcp_gateway::{Gateway, GatewayOptions};
     use adcp_sign::LegacyHmacSigner;
     use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
 
@@ -173,10 +166,8 @@ async fn a_legacy_hmac_registration_is_verified_and_deduplicated() {
     };
     options.legacy_sender = Some(AGENT.to_owned());
     let gateway = Gateway::new(seller.keys(), store, options).unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let handle = common::serve(&gateway).await;
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let post = |secret: &'static [u8], e: adcp_sign::WebhookEvent| {
         let client = client.clone();
         let url = format!("{}{}", handle.base_url(), common::PATH);
@@ -232,12 +223,7 @@ async fn http2_prior_knowledge_is_served_like_http1() {
     let a = event("h2");
     for attempt in 0..2 {
         let signed = seller.sign(&handle, &a).await;
-        let mut request = client.post(format!("{}{}", handle.base_url(), common::PATH));
-        for (name, value) in signed.headers() {
-            request = request.header(*name, value.as_str());
-        }
-        let response = request
-            .body(signed.body().unwrap().as_bytes().to_vec())
+        let response = common::signed_post(&client, format!("{}{}", handle.base_url(), common::PATH), &signed)
             .send()
             .await
             .unwrap();
@@ -258,7 +244,7 @@ fn seller_keys(sellers: &[(&str, &Seller)]) -> Arc<dyn adcp_verify::KeyResolver>
             ((*agent).to_owned(), keys)
         })
         .collect();
-    Arc::new(adcp_sig::gateway::keys::AgentsResolver::new(resolvers))
+    Arc::new(adcp_gateway::AgentsResolver::new(resolvers))
 }
 
 async fn gateway_with(
@@ -266,34 +252,23 @@ async fn gateway_with(
     dir: &TempDir,
     upstream: &Upstream,
     configure: impl FnOnce(&mut GatewayOptions),
-) -> adcp_sig::gateway::GatewayHandle {
-    let store = adcp_store::open(&dir.sqlite().parse().unwrap(), adcp_store::StoreOptions::default())
-        .await
-        .unwrap();
+) -> adcp_gateway::GatewayHandle {
     let mut options = GatewayOptions::new(upstream.url());
     configure(&mut options);
-    let gateway = Gateway::new(keys, store, options).unwrap();
-    gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap()
+    common::start(keys, &dir.sqlite(), adcp_store::StoreOptions::default(), options).await
 }
 
 /// Posts `signed` to the gateway with the `Host` it was signed for (what a
 /// reverse proxy that preserves `Host` sends); returns status, code and body.
-async fn send_to(handle: &adcp_sig::gateway::GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>, String) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+async fn send_to(handle: &adcp_gateway::GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>, String) {
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let url = url::Url::parse(signed.url()).unwrap();
-    let mut request = client.post(format!("{}{}", handle.base_url(), url.path()));
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
     let host = match url.port() {
         Some(port) => format!("{}:{port}", url.host_str().unwrap()),
         None => url.host_str().unwrap().to_owned(),
     };
-    let response = request
+    let response = common::signed_post(&client, format!("{}{}", handle.base_url(), url.path()), signed)
         .header("host", host)
-        .body(signed.body().unwrap().as_bytes().to_vec())
         .send()
         .await
         .unwrap();
@@ -449,7 +424,7 @@ async fn every_rejection_carries_its_code_in_one_body_shape() {
     let upstream = Upstream::start().await;
     let seller = Seller::new();
     let handle = gateway_with(seller.keys(), &dir, &upstream, |_| {}).await;
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let url = format!("{}{}", handle.base_url(), common::PATH);
 
     let raw = br#"{"idempotency_key":"evt_unsigned_00001","task_id":"t","status":"completed"}"#.to_vec();
@@ -492,15 +467,7 @@ async fn every_rejection_carries_its_code_in_one_body_shape() {
     // Upstream failure: 503 with Retry-After and the gateway's code.
     upstream.fail_next(1);
     let signed = seller.sign(&handle, &event("u")).await;
-    let mut request = client.post(&url);
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
-    let response = request
-        .body(signed.body().unwrap().as_bytes().to_vec())
-        .send()
-        .await
-        .unwrap();
+    let response = common::signed_post(&client, &url, &signed).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 503);
     assert!(response.headers().contains_key("retry-after"));
     let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
@@ -511,12 +478,12 @@ async fn every_rejection_carries_its_code_in_one_body_shape() {
 /// Posts raw `body` with `headers` to the gateway at `path`, as a proxy
 /// preserving `Host: buyer.example` would.
 async fn post_raw(
-    handle: &adcp_sig::gateway::GatewayHandle,
+    handle: &adcp_gateway::GatewayHandle,
     path: &str,
     headers: &[(&str, String)],
     body: Vec<u8>,
 ) -> (u16, String) {
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let mut request = client
         .post(format!("{}{path}", handle.base_url()))
         .header("host", "buyer.example");
@@ -558,7 +525,7 @@ async fn subscriptions_challenges_notifications_and_legacy_registrations() {
     ]);
     let path = dir.0.join("subscriptions.json");
     std::fs::write(&path, registrations.to_string()).unwrap();
-    let loaded = adcp_sig::gateway::subscriptions::load(&path).unwrap();
+    let loaded = adcp_gateway::Registrations::load(&path).unwrap();
     let handle = gateway_with(seller.keys(), &dir, &upstream, |o| {
         o.public_url = Some("https://buyer.example/".parse().unwrap());
         o.subscriptions = Some(loaded);

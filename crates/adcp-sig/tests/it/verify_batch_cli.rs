@@ -1,31 +1,12 @@
 //! `adcp-sig sign --count N` and `adcp-sig verify-batch` end to end: N
 //! freshly signed webhooks, one with a tampered body and one replayed,
 //! give exact counts, per-line results and exit codes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
+use crate::support::{adcp_sig, json_lines, s, stderr, stdout};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn adcp_sig(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use std::process::Output;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("verify_batch_cli-{}-{name}", std::process::id()));
@@ -94,10 +75,6 @@ fn verify_batch(jwks: &Path, requests: &Path, extra: &[&str]) -> Output {
 }
 
 /// The JSON values of `--json` output, one a line.
-fn json_lines(out: &Output) -> Vec<Value> {
-    stdout(out).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 fn nonce(line: &str) -> String {
     let v: Value = serde_json::from_str(line).unwrap();
     let input = v["headers"]["Signature-Input"].as_str().unwrap();

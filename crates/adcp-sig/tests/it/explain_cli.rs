@@ -3,8 +3,8 @@
 //! vector's test key (or deliberately broken), explained by the binary. For
 //! each failure the explanation names the failing step and shows what was
 //! expected beside what was found, in text and in `--json`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
+use crate::support::{adcp_sig, s, stdout};
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};
 use adcp_sigbase::encoding::BinaryEncoding;
@@ -12,21 +12,9 @@ use adcp_sigbase::jwk::Jwk;
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const VECTOR: &str = "webhook-signing/positive/001-basic-post.json";
-
-fn adcp_sig(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn scratch() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -38,10 +26,6 @@ fn scratch() -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 /// The vector's request parts, its key and clock.

@@ -1,65 +1,10 @@
-//! The verifying gateway: verify AdCP webhooks, deduplicate them, forward
-//! only verified, first-seen events upstream.
-//!
-//! Every `POST` (any path) goes through the receiver of `adcp-webhook`
-//! ([`Receiver::decide_streaming`]): size and media type, the registration's
-//! mode, the RFC 9421 checklist (or legacy HMAC), then a claim of
-//! `(verified sender, idempotency_key)` in the store. A claimed event is
-//! posted to the upstream with its raw bytes and the headers
-//! `X-Adcp-Verified-Keyid`, `X-Adcp-Verified-Agent` and
-//! `X-Adcp-Idempotency-Key`:
-//!
-//! - upstream `2xx` → the event is marked complete, the sender gets `200`;
-//! - anything else (status, timeout, connection error) → the claim is
-//!   released and the sender gets `503` with `Retry-After: 2`
-//!   ([`UNAVAILABLE_RETRY_AFTER_SECS`]), so its retry is forwarded again;
-//! - a completed duplicate → `200` without forwarding; a rejection → the
-//!   receiver's answer (`401` with only `WWW-Authenticate: Signature
-//!   error="…"`; `503` with `Retry-After` when the store or key discovery
-//!   cannot answer, …).
-//!
-//! Every wait is bounded: the store's operations (`StoreOptions::op_timeout`),
-//! the upstream ([`GatewayOptions::upstream_timeout`]), a request's headers
-//! ([`GatewayOptions::header_timeout`], the connection is closed) and body
-//! ([`GatewayOptions::body_timeout`], `408`); past
-//! [`GatewayOptions::max_concurrency`] webhooks in flight, a request is
-//! shed at once with `503` and `Retry-After: 1`.
-//!
-//! `GET /healthz` answers while the process serves; `GET /readyz` only
-//! while the store answers; `GET /metrics` is the Prometheus exposition.
-//!
-//! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use adcp_sig::gateway::{Gateway, GatewayOptions};
-//! use adcp_store::{StoreOptions, StoreUrl};
-//! use adcp_verify::StaticKeyResolver;
-//! use std::sync::Arc;
-//!
-//! let jwks: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("seller-jwks.json")?)?;
-//! let keys = StaticKeyResolver::new().with_jwks(&jwks, "https://seller.example/mcp");
-//! let store = adcp_store::open(&"sqlite:dedup.sqlite".parse::<StoreUrl>()?, StoreOptions::default()).await?;
-//! let options = GatewayOptions::new("http://127.0.0.1:8080/events".parse()?);
-//! let gateway = Gateway::new(Arc::new(keys), store, options)?;
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-//! let handle = gateway.serve(listener)?;
-//! // ... later: stop accepting, drain in-flight requests.
-//! handle.shutdown().await?;
-//! # Ok(())
-//! # }
-//! ```
+//! The server: [`Gateway`], its options, its handlers and its accept loop.
 
-pub mod config;
-pub mod forward;
-pub mod keys;
-pub mod metrics;
-mod run;
-pub mod subscriptions;
-
-pub use config::{GatewayArgs, GatewayConfig};
-pub use forward::Upstream;
-pub use metrics::{CounterSource, GatewayMetrics, JwksUriChanges, UpstreamFailure};
-pub use run::run;
-
+use crate::config::{DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONCURRENCY, DEFAULT_UPSTREAM_TIMEOUT};
+use crate::error::{ConfigError, GatewayError};
+use crate::forward::Upstream;
+use crate::metrics::{GatewayMetrics, JwksUriChanges, UpstreamFailure};
+use crate::subscriptions::Registrations;
 use adcp_sigbase::Clock;
 use adcp_store::idempotency::SenderKey;
 use adcp_store::Store;
@@ -82,19 +27,16 @@ use std::time::{Duration, Instant};
 /// How long a readiness probe waits for the store.
 const READINESS_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Default bound on receiving a request's headers (slowloris).
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default bound on receiving a request's whole body.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
-/// Default most webhook requests handled at once; more are shed with `503`.
-pub const DEFAULT_MAX_CONCURRENCY: usize = 512;
 /// The `Retry-After` seconds of a request shed under load. The other
 /// `503`s (store, key discovery, upstream) carry the receiver's
 /// [`UNAVAILABLE_RETRY_AFTER_SECS`].
 const OVERLOAD_RETRY_AFTER_SECS: u64 = 1;
 
-/// Gateway settings beyond keys and store.
+/// The settings of a gateway built from its parts ([`Gateway::new`]):
+/// everything but the keys and the store. [`GatewayOptions::new`] gives
+/// the defaults; set the fields to change them.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct GatewayOptions {
     /// Where verified, first-seen events are posted.
     pub upstream: url::Url,
@@ -116,7 +58,7 @@ pub struct GatewayOptions {
     /// notifications that do not match the registration of their URL, and
     /// verifies deliveries to a legacy registration's URL with its
     /// credential. Default none.
-    pub subscriptions: Option<subscriptions::LoadedSubscriptions>,
+    pub subscriptions: Option<Registrations>,
     /// Largest body accepted. Default 1 MiB.
     pub max_body_bytes: usize,
     /// The registration's authentication mode (default RFC 9421) and, for a
@@ -147,8 +89,8 @@ pub struct GatewayOptions {
     /// Per discovered seller, its resolver's count of `jwks_uri` changes
     /// (`adcp_jwks::HttpsKeyResolver::jwks_uri_changes`), exported as
     /// `adcp_gateway_jwks_uri_changes_total{agent}`. Default none;
-    /// [`Gateway::from_config`] fills it for `--agent` sellers.
-    pub jwks_uri_changes: metrics::JwksUriChanges,
+    /// [`Gateway::from_config`] fills it for discovered sellers.
+    pub(crate) jwks_uri_changes: JwksUriChanges,
 }
 
 impl std::fmt::Debug for GatewayOptions {
@@ -176,7 +118,7 @@ impl GatewayOptions {
     pub fn new(upstream: url::Url) -> Self {
         Self {
             upstream,
-            upstream_timeout: Duration::from_secs(10),
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             public_url: None,
             accept_hosts: Vec::new(),
             subscriptions: None,
@@ -188,7 +130,7 @@ impl GatewayOptions {
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             clock: None,
-            jwks_uri_changes: metrics::JwksUriChanges::default(),
+            jwks_uri_changes: JwksUriChanges::default(),
         }
     }
 }
@@ -222,16 +164,26 @@ impl std::fmt::Debug for Gateway {
 }
 
 impl Gateway {
-    /// A gateway verifying with `keys`, deduplicating in `store`.
+    /// A gateway verifying with `keys`, deduplicating in `store` (opened
+    /// with `adcp_store::open`), as `options` say. [`Gateway::from_config`]
+    /// builds the keys and the store from a [`GatewayConfig`](crate::GatewayConfig)
+    /// instead.
     ///
     /// # Errors
     ///
-    /// A message when the options cannot work (upstream URL, public URL,
-    /// a legacy mode without a sender identity).
-    pub fn new(keys: Arc<dyn KeyResolver>, store: Arc<dyn Store>, options: GatewayOptions) -> Result<Self, String> {
+    /// [`GatewayError::Config`] when the options cannot work (upstream
+    /// URL, public URL, limits, a legacy mode without a sender identity,
+    /// malformed `ADCP_ADMISSION_*` thresholds);
+    /// [`GatewayError::Tls`] / [`GatewayError::HttpClient`] when the
+    /// upstream's client cannot be built.
+    pub fn new(
+        keys: Arc<dyn KeyResolver>,
+        store: Arc<dyn Store>,
+        options: GatewayOptions,
+    ) -> Result<Self, GatewayError> {
         let public = match &options.public_url {
             Some(url) => Some(PublicTarget::new(url, &options.accept_hosts)?),
-            None if !options.accept_hosts.is_empty() => return Err("--accept-host needs --public-url".into()),
+            None if !options.accept_hosts.is_empty() => return Err(ConfigError::AcceptHostWithoutPublicUrl.into()),
             None => None,
         };
         let config = ReceiverConfig {
@@ -244,15 +196,15 @@ impl Gateway {
         // ADCP_ADMISSION_* variables, starting values where unset (flagged,
         // so `threshold_tuning_overdue` fires if they are never tuned).
         let thresholds = AdmissionThresholds::from_env_or_starting_values(AdmissionThresholds::ENV_PREFIX)
-            .map_err(|e| format!("admission thresholds: {e}"))?;
+            .map_err(ConfigError::AdmissionThresholds)?;
         if options.max_concurrency == 0 || options.max_concurrency > tokio::sync::Semaphore::MAX_PERMITS {
-            return Err(format!(
-                "--max-concurrency must be between 1 and {}",
-                tokio::sync::Semaphore::MAX_PERMITS
-            ));
+            return Err(ConfigError::Concurrency {
+                max: tokio::sync::Semaphore::MAX_PERMITS,
+            }
+            .into());
         }
         if options.header_timeout.is_zero() || options.body_timeout.is_zero() {
-            return Err("--header-timeout and --body-timeout must be at least 1 s".into());
+            return Err(ConfigError::ZeroRequestTimeout.into());
         }
         // One receiver per verification mode: the configured one for every
         // URL, and one per legacy registration for deliveries to its URL
@@ -269,7 +221,7 @@ impl Gateway {
             if let Some(loaded) = &options.subscriptions {
                 builder = builder.subscriptions(Arc::new(loaded.subscriptions.clone()));
             }
-            builder.build().map_err(|e| e.to_string())
+            builder.build().map_err(ConfigError::Receiver)
         };
         let receiver = build(options.mode.clone(), options.legacy_sender.clone())?;
         let mut by_url = std::collections::HashMap::new();
@@ -311,7 +263,11 @@ impl Gateway {
     }
 
     /// The axum router: `/healthz`, `/readyz`, `/metrics`, and every other
-    /// path takes webhooks.
+    /// path takes webhooks. A [`tower::Service`](https://docs.rs/tower/latest/tower/trait.Service.html)
+    /// to serve with your own server or nest under your own routes
+    /// (`Router::nest_service`); [`serve`](Self::serve) adds the header
+    /// timeout of HTTP/1.1 and h2c on top of it. The body timeout, load
+    /// shedding and the access log are in the router.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/healthz", get(|| async { "ok\n" }))
@@ -716,12 +672,12 @@ struct PublicTarget {
 }
 
 impl PublicTarget {
-    fn new(url: &url::Url, accept_hosts: &[String]) -> Result<Self, String> {
+    fn new(url: &url::Url, accept_hosts: &[String]) -> Result<Self, ConfigError> {
         let scheme = url.scheme().to_owned();
         if !matches!(scheme.as_str(), "http" | "https") {
-            return Err(format!("--public-url must be http(s), not {scheme:?}"));
+            return Err(ConfigError::PublicUrlScheme { scheme });
         }
-        let host = url.host_str().ok_or("--public-url has no host")?;
+        let host = url.host_str().ok_or(ConfigError::PublicUrlHost)?;
         let public = match url.port() {
             Some(port) => format!("{host}:{port}"),
             None => host.to_owned(),
@@ -730,8 +686,10 @@ impl PublicTarget {
         for (flag, authority) in std::iter::once(("--public-url", public.as_str()))
             .chain(accept_hosts.iter().map(|h| ("--accept-host", h.as_str())))
         {
-            let canonical = canonical_authority(&scheme, authority)
-                .ok_or_else(|| format!("{flag} {authority:?}: not a valid host[:port]"))?;
+            let canonical = canonical_authority(&scheme, authority).ok_or_else(|| ConfigError::Authority {
+                setting: flag,
+                authority: authority.to_owned(),
+            })?;
             if !authorities.contains(&canonical) {
                 authorities.push(canonical);
             }

@@ -2,24 +2,13 @@
 //! served by a local HTTPS server (reached through the hidden, clearly
 //! named test-only flags), the spec code and exit 1 of a failed check, and
 //! exit 2 for usage and I/O errors.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[path = "../../adcp-jwks/tests/common/mod.rs"]
-mod common;
-mod test_network;
-
+use crate::support::adcp_sig_async as adcp_sig;
+use crate::support::jwks as common;
+use crate::support::test_network;
 use common::{jwks, key, ok, Server};
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::process::Output;
-
-async fn adcp_sig(args: Vec<String>) -> Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
-        .args(args)
-        .output()
-        .await
-        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
-}
 
 /// A file of its own for every call: tests run in parallel, each with its
 /// own test CA, and must not read each other's.

@@ -13,7 +13,10 @@ use std::sync::Arc;
 
 /// Resolves a `keyid` against every seller's resolver: all the keys found
 /// are candidates ([`KeyResolver::resolve_candidates`]). Revocation is
-/// asked of the resolver of the key's agent.
+/// asked of the resolver of the key's agent. What
+/// [`Gateway::from_config`](crate::Gateway::from_config) builds for
+/// several sellers; for [`Gateway::new`](crate::Gateway::new) with
+/// several sellers of your own.
 pub struct AgentsResolver {
     agents: Vec<(String, Arc<dyn KeyResolver>)>,
 }

@@ -1,23 +1,8 @@
 //! `adcp-sig canon`, `urn-eq` end to end: the conformance vectors through
 //! the binary, output shapes and exit codes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
+use crate::support::{adcp_sig, json_lines};
 use serde_json::Value;
-use std::process::{Command, Output};
-
-fn adcp_sig(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run adcp-sig: {e}"))
-}
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect()
-}
 
 #[test]
 fn canonicalization_vectors_through_the_cli() {

@@ -1,13 +1,10 @@
 //! `adcp-sig gateway --agent A --agent B`: keys discovered over HTTPS for
 //! each seller (a local server reached through the hidden test-only
 //! flags); each seller's events are forwarded with its own verified agent.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
-#[path = "../../adcp-jwks/tests/common/mod.rs"]
-mod jwks_common;
-mod test_network;
-
+use crate::support::gateway as common;
+use crate::support::jwks as jwks_common;
+use crate::support::test_network;
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use common::{event, TempDir, Upstream, PATH};
 use jwks_common::{ok, Server};
@@ -55,30 +52,15 @@ async fn two_agents_each_verified_with_its_own_discovered_keys() {
         .args(test_network::flags(&ca, &s.names));
     let mut child = command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("listening on http://")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
-        .to_owned();
+    let (_, addr) = common::listening(&mut stderr);
 
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
     let url = format!("http://{addr}{PATH}");
     let (stranger, _) = seller("nobody-k1");
     let mut answers = Vec::new();
     for (signer, n) in [(&one, "one"), (&two, "two"), (&stranger, "three")] {
         let signed = signer.sign_webhook(&url, &event(n)).await.unwrap();
-        let mut request = client.post(&url);
-        for (name, value) in signed.headers() {
-            request = request.header(*name, value.as_str());
-        }
-        let response = request
-            .body(signed.body().unwrap().as_bytes().to_vec())
-            .send()
-            .await
-            .unwrap();
+        let response = common::signed_post(&client, &url, &signed).send().await.unwrap();
         let challenge = response
             .headers()
             .get("www-authenticate")

@@ -1,6 +1,7 @@
 //! Forwarding a verified, claimed event to the upstream application.
 
-use super::metrics::UpstreamFailure;
+use crate::error::GatewayError;
+use crate::metrics::UpstreamFailure;
 use adcp_webhook::Webhook;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,17 +34,13 @@ fn header_safe(value: &str) -> bool {
 
 /// An HTTP client (public web PKI roots for `https`, no proxy, no
 /// redirects) giving up after `timeout`.
-///
-/// # Errors
-///
-/// A message when the TLS configuration or the client cannot be built.
-pub fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
+pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, GatewayError> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("tls: {e}"))?
+        .map_err(|e| GatewayError::Tls(Box::new(e)))?
         .with_root_certificates(roots)
         .with_no_client_auth();
     reqwest::Client::builder()
@@ -53,12 +50,12 @@ pub fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
         .connect_timeout(timeout)
         .timeout(timeout)
         .build()
-        .map_err(|e| format!("http client: {e}"))
+        .map_err(|e| GatewayError::HttpClient(Box::new(e)))
 }
 
 /// The HTTP client that posts events upstream.
 #[derive(Debug, Clone)]
-pub struct Upstream {
+pub(crate) struct Upstream {
     url: url::Url,
     client: reqwest::Client,
 }
@@ -66,31 +63,26 @@ pub struct Upstream {
 impl Upstream {
     /// A client for `url` (`http` or `https`; public web PKI roots for
     /// `https`), giving up on an attempt after `timeout`.
-    ///
-    /// # Errors
-    ///
-    /// A message when the URL is not `http(s)` or the client cannot be built.
-    pub fn new(url: url::Url, timeout: Duration) -> Result<Self, String> {
+    pub(crate) fn new(url: url::Url, timeout: Duration) -> Result<Self, GatewayError> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("upstream must be an http(s) URL, not {:?}", url.scheme()));
+            return Err(crate::error::ConfigError::UpstreamScheme {
+                scheme: url.scheme().to_owned(),
+            }
+            .into());
         }
         let client = http_client(timeout)?;
         Ok(Self { url, client })
     }
 
     /// The upstream URL.
-    #[must_use]
-    pub fn url(&self) -> &url::Url {
+    pub(crate) fn url(&self) -> &url::Url {
         &self.url
     }
 
     /// Posts the event's raw bytes with the verified identity headers.
-    /// `Ok` only when the upstream answered `2xx`.
-    ///
-    /// # Errors
-    ///
-    /// Why the event was not acknowledged.
-    pub async fn forward(&self, webhook: &Webhook) -> Result<(), UpstreamFailure> {
+    /// `Ok` only when the upstream answered `2xx`; otherwise why the event
+    /// was not acknowledged.
+    pub(crate) async fn forward(&self, webhook: &Webhook) -> Result<(), UpstreamFailure> {
         let mut request = self
             .client
             .post(self.url.clone())

@@ -1,6 +1,5 @@
 //! `adcp-sig demo`: every scenario has its expected outcome and the
 //! upstream applies each event exactly once.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::process::Command;
 

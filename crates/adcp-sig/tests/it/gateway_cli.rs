@@ -1,10 +1,8 @@
 //! `adcp-sig gateway` as a process: settings from a TOML file, the
 //! environment and flags; serves, forwards, exits 0 on SIGTERM after
 //! draining; usage errors exit 2; secrets never printed.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
-
+use crate::support::gateway as common;
 use common::{event, Seller, TempDir, Upstream, AGENT, PATH};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -37,14 +35,7 @@ async fn the_gateway_process_serves_forwards_and_stops_on_sigterm() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("listening on http://")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
-        .to_owned();
+    let (line, addr) = common::listening(&mut stderr);
     assert!(line.contains("RFC 9421"), "{line}");
 
     let signed = seller
@@ -52,13 +43,8 @@ async fn the_gateway_process_serves_forwards_and_stops_on_sigterm() {
         .sign_webhook(&format!("http://{addr}{PATH}"), &event("a"))
         .await
         .unwrap();
-    let client = adcp_sig::gateway::forward::http_client(Duration::from_secs(10)).unwrap();
-    let mut request = client.post(format!("http://{addr}{PATH}"));
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
-    let status = request
-        .body(signed.body().unwrap().as_bytes().to_vec())
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
+    let status = common::signed_post(&client, format!("http://{addr}{PATH}"), &signed)
         .send()
         .await
         .unwrap()

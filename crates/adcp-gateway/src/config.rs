@@ -1,0 +1,986 @@
+//! The gateway's settings: [`GatewayConfig`], from a TOML file, the
+//! `ADCP_GATEWAY_*` environment variables and code.
+//!
+//! Secrets come only from files or the environment: the HMAC secret from
+//! `hmac_secret_file` or `ADCP_GATEWAY_HMAC_SECRET` (never a TOML key); a
+//! store URL with a password is best given by `ADCP_GATEWAY_STORE`. Neither
+//! is ever logged: `Debug` hides the secret, and a store URL is printed
+//! without its credentials.
+
+use crate::error::ConfigError;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Default listen address.
+const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8790));
+/// Default store: an SQLite file in the working directory.
+const DEFAULT_STORE: &str = "sqlite:adcp-gateway.sqlite";
+/// Default Redis key prefix / PostgreSQL schema.
+const DEFAULT_STORE_NAMESPACE: &str = "adcp";
+/// Default agent URL of the keys of a static JWKS.
+const DEFAULT_JWKS_AGENT: &str = "jwks-file";
+/// Default bound on one upstream attempt.
+pub(crate) const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default bound on one store operation.
+const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default claim lease.
+const DEFAULT_CLAIM_LEASE: Duration = Duration::from_secs(60);
+/// Shortest dedup window, and the default: the spec's 24 h floor.
+pub(crate) const MIN_DEDUP_WINDOW: Duration = Duration::from_secs(86_400);
+/// Longest dedup window: the spec's ceiling for a seller's
+/// `delivery_retry_horizon_seconds` (7 days).
+pub(crate) const MAX_DEDUP_WINDOW: Duration = Duration::from_secs(7 * 86_400);
+/// Default bound on receiving a request's headers (slowloris).
+pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default bound on receiving a request's whole body.
+pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default most webhook requests handled at once; more are shed with `503`.
+pub(crate) const DEFAULT_MAX_CONCURRENCY: usize = 512;
+
+/// The gateway's settings.
+///
+/// Every field has a default ([`GatewayConfig::default`]) except
+/// [`upstream`](Self::upstream), which [`Gateway::from_config`] requires,
+/// and the keys: a static JWKS ([`jwks`](Self::jwks)), discovered sellers
+/// ([`agents`](Self::agents)), sellers with static keys
+/// ([`sellers`](Self::sellers)) or an HMAC secret for a legacy
+/// registration. The checks that span several settings (one key source
+/// per seller, the claim lease longer than the upstream timeout, …) are
+/// made by [`validate`](Self::validate), which [`Gateway::from_config`]
+/// runs first.
+///
+/// Sources, later ones winning: [`Default`], a TOML file
+/// ([`from_toml_file`](Self::from_toml_file); keys as the field names),
+/// the environment ([`apply_env`](Self::apply_env); `ADCP_GATEWAY_` and
+/// the field name in upper case), then whatever the program sets (the
+/// `adcp-sig gateway` flags). A list or table that is set replaces the
+/// one before it; it is never merged.
+///
+/// [`Gateway::from_config`]: crate::Gateway::from_config
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct GatewayConfig {
+    /// Address to listen on (`listen = "0.0.0.0:8790"`). Default
+    /// `127.0.0.1:8790`.
+    pub listen: SocketAddr,
+    /// Where verified, first-seen events are posted
+    /// (`upstream = "http://127.0.0.1:8080/events"`). Required.
+    pub upstream: Option<url::Url>,
+    /// The seller's public JWKS file, instead of discovery
+    /// (`jwks = "seller-jwks.json"`, relative to the TOML file).
+    pub jwks: Option<PathBuf>,
+    /// The agent URL the [`jwks`](Self::jwks) keys belong to: the verified
+    /// sender (`jwks_agent = "https://seller.example/mcp"`). Default
+    /// `jwks-file`.
+    pub jwks_agent: String,
+    /// Sellers' agent URLs whose keys are discovered over HTTPS
+    /// (brand.json → `agents[]` → `jwks_uri`):
+    /// `agents = ["https://seller.example/mcp"]`.
+    pub agents: Vec<String>,
+    /// Sellers with static keys: agent URL → public JWKS file (relative to
+    /// the TOML file): `[sellers]` then
+    /// `"https://seller.example/mcp" = "seller-jwks.json"`. Combines with
+    /// [`agents`](Self::agents); sellers may share a `kid` (each webhook is
+    /// attributed to the one seller whose key verifies it).
+    pub sellers: BTreeMap<String, PathBuf>,
+    /// Revocation list URL of discovered sellers, as `(agent URL, list
+    /// URL)` pairs in the order given: each seller one of
+    /// [`agents`](Self::agents) (byte for byte) and given once, each list
+    /// an `https` URL serving the JWS-signed list. `[revocation_lists]`
+    /// then `"https://seller.example/mcp" = "https://seller.example/.well-known/revocations.json"`.
+    /// A seller without one is never checked for revocation.
+    #[serde(deserialize_with = "table")]
+    pub revocation_lists: Vec<(String, String)>,
+    /// Pinned `jwks_uri` of discovered sellers, as `(agent URL, JWKS URL)`
+    /// pairs in the order given (each seller one of
+    /// [`agents`](Self::agents), given once): a brand.json naming another
+    /// one is refused (`jwks_untrusted`) and alarmed. `[jwks_uri_pins]`
+    /// then `"https://seller.example/mcp" = "https://keys.seller.example/jwks.json"`.
+    #[serde(deserialize_with = "table")]
+    pub jwks_uri_pins: Vec<(String, String)>,
+    /// For sellers without a pin: adopt a brand.json whose `jwks_uri`
+    /// differs from the one first learned (still alarmed) instead of
+    /// refusing it until a restart (`adopt_jwks_uri_changes = true`).
+    /// Default `false`.
+    pub adopt_jwks_uri_changes: bool,
+    /// The dedup store (`store = "redis://cache:6379"`). Default
+    /// `sqlite:adcp-gateway.sqlite`.
+    pub store: StoreLocation,
+    /// The Redis key prefix or PostgreSQL schema; every gateway of one
+    /// fleet uses the same (`store_namespace = "adcp"`). Default `adcp`.
+    pub store_namespace: String,
+    /// The URL sellers were given, when a proxy or TLS terminator sits in
+    /// front (`public_url = "https://buyer.example"`): its scheme and
+    /// authority are the signed target's. See
+    /// [`GatewayOptions::public_url`](crate::GatewayOptions::public_url).
+    pub public_url: Option<url::Url>,
+    /// With [`public_url`](Self::public_url): other authorities (`host` or
+    /// `host:port`) a request may arrive for
+    /// (`accept_hosts = ["hooks.buyer.example"]`).
+    pub accept_hosts: Vec<String>,
+    /// The buyer's subscriber registrations file
+    /// (`subscriptions = "subscriptions.json"`, relative to the TOML file);
+    /// see [`Registrations::load`](crate::Registrations::load).
+    pub subscriptions: Option<PathBuf>,
+    /// A legacy HMAC-SHA256 registration: the file holding the shared
+    /// secret (`hmac_secret_file = "/run/secrets/adcp-hmac"`, relative to
+    /// the TOML file; one trailing newline removed). Wins over
+    /// [`hmac_secret`](Self::hmac_secret).
+    pub hmac_secret_file: Option<PathBuf>,
+    /// A legacy HMAC-SHA256 registration's shared secret itself: from
+    /// `ADCP_GATEWAY_HMAC_SECRET` or code, never from the TOML file.
+    #[serde(skip)]
+    pub hmac_secret: Option<Vec<u8>>,
+    /// The sender identity of the HMAC registration
+    /// (`hmac_sender = "https://seller.example/mcp"`). Default: the first
+    /// of [`agents`](Self::agents), else [`jwks_agent`](Self::jwks_agent)
+    /// with a [`jwks`](Self::jwks), else the first of
+    /// [`sellers`](Self::sellers).
+    pub hmac_sender: Option<String>,
+    /// Bound on one upstream attempt (`upstream_timeout = 10`, seconds).
+    /// Default 10 s.
+    #[serde(deserialize_with = "seconds")]
+    pub upstream_timeout: Duration,
+    /// Largest webhook body accepted, in bytes
+    /// (`max_body_bytes = 1048576`). Default 1 MiB.
+    pub max_body_bytes: usize,
+    /// Bound on one store operation, connecting included, before the
+    /// webhook is answered `503` (`store_timeout = 5`, seconds). Default 5 s.
+    #[serde(deserialize_with = "seconds")]
+    pub store_timeout: Duration,
+    /// How long a claimed event stays exclusive to the gateway forwarding
+    /// it; longer than [`upstream_timeout`](Self::upstream_timeout)
+    /// (`claim_lease = 60`, seconds). Default 60 s.
+    #[serde(deserialize_with = "seconds")]
+    pub claim_lease: Duration,
+    /// How long an event's dedup record is kept: at least 24 h, and at
+    /// least the largest `delivery_retry_horizon_seconds` the sellers
+    /// advertise, at most 7 days (`dedup_window = 86400`, seconds).
+    /// Default 24 h.
+    #[serde(deserialize_with = "seconds")]
+    pub dedup_window: Duration,
+    /// Bound on receiving a request's headers; an idle keep-alive
+    /// connection is closed after as long (`header_timeout = 10`,
+    /// seconds). Default 10 s.
+    #[serde(deserialize_with = "seconds")]
+    pub header_timeout: Duration,
+    /// Bound on receiving a request's body, then `408`
+    /// (`body_timeout = 30`, seconds). Default 30 s.
+    #[serde(deserialize_with = "seconds")]
+    pub body_timeout: Duration,
+    /// Most webhook requests handled at once; beyond it `503` with
+    /// `Retry-After: 1` (`max_concurrency = 512`). Default 512.
+    pub max_concurrency: usize,
+    /// One line on stderr per webhook: status, outcome, elapsed time and
+    /// the verified identity (never bodies or headers). Not a TOML key;
+    /// `ADCP_GATEWAY_QUIET=true` turns it off. Default on.
+    #[serde(skip)]
+    pub access_log: bool,
+    /// Test-only overrides of key discovery; never from the environment
+    /// or the TOML file.
+    #[serde(skip)]
+    pub test_overrides: TestOverrides,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            listen: DEFAULT_LISTEN,
+            upstream: None,
+            jwks: None,
+            jwks_agent: DEFAULT_JWKS_AGENT.to_owned(),
+            agents: Vec::new(),
+            sellers: BTreeMap::new(),
+            revocation_lists: Vec::new(),
+            jwks_uri_pins: Vec::new(),
+            adopt_jwks_uri_changes: false,
+            store: StoreLocation::default(),
+            store_namespace: DEFAULT_STORE_NAMESPACE.to_owned(),
+            public_url: None,
+            accept_hosts: Vec::new(),
+            subscriptions: None,
+            hmac_secret_file: None,
+            hmac_secret: None,
+            hmac_sender: None,
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            max_body_bytes: adcp_webhook::DEFAULT_MAX_BODY_BYTES,
+            store_timeout: DEFAULT_STORE_TIMEOUT,
+            claim_lease: DEFAULT_CLAIM_LEASE,
+            dedup_window: MIN_DEDUP_WINDOW,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            access_log: true,
+            test_overrides: TestOverrides::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for GatewayConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayConfig")
+            .field("listen", &self.listen)
+            .field("upstream", &self.upstream.as_ref().map(url::Url::as_str))
+            .field("jwks", &self.jwks)
+            .field("jwks_agent", &self.jwks_agent)
+            .field("agents", &self.agents)
+            .field("sellers", &self.sellers)
+            .field("revocation_lists", &self.revocation_lists)
+            .field("jwks_uri_pins", &self.jwks_uri_pins)
+            .field("adopt_jwks_uri_changes", &self.adopt_jwks_uri_changes)
+            .field("store", &self.store)
+            .field("store_namespace", &self.store_namespace)
+            .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
+            .field("accept_hosts", &self.accept_hosts)
+            .field("subscriptions", &self.subscriptions)
+            .field("hmac_secret_file", &self.hmac_secret_file)
+            .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<redacted>"))
+            .field("hmac_sender", &self.hmac_sender)
+            .field("upstream_timeout", &self.upstream_timeout)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("store_timeout", &self.store_timeout)
+            .field("claim_lease", &self.claim_lease)
+            .field("dedup_window", &self.dedup_window)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("access_log", &self.access_log)
+            .field("test_overrides", &self.test_overrides)
+            .finish()
+    }
+}
+
+/// The environment variables of the settings, and how each is parsed.
+mod env {
+    pub(super) const CONFIG: &str = "ADCP_GATEWAY_CONFIG";
+    pub(super) const LISTEN: &str = "ADCP_GATEWAY_LISTEN";
+    pub(super) const UPSTREAM: &str = "ADCP_GATEWAY_UPSTREAM";
+    pub(super) const JWKS: &str = "ADCP_GATEWAY_JWKS";
+    pub(super) const JWKS_AGENT: &str = "ADCP_GATEWAY_JWKS_AGENT";
+    pub(super) const AGENTS: &str = "ADCP_GATEWAY_AGENTS";
+    pub(super) const SELLERS: &str = "ADCP_GATEWAY_SELLERS";
+    pub(super) const REVOCATION_LISTS: &str = "ADCP_GATEWAY_REVOCATION_LISTS";
+    pub(super) const JWKS_URI_PINS: &str = "ADCP_GATEWAY_JWKS_URI_PINS";
+    pub(super) const ADOPT_JWKS_URI_CHANGES: &str = "ADCP_GATEWAY_ADOPT_JWKS_URI_CHANGES";
+    pub(super) const STORE: &str = "ADCP_GATEWAY_STORE";
+    pub(super) const STORE_NAMESPACE: &str = "ADCP_GATEWAY_STORE_NAMESPACE";
+    pub(super) const PUBLIC_URL: &str = "ADCP_GATEWAY_PUBLIC_URL";
+    pub(super) const ACCEPT_HOSTS: &str = "ADCP_GATEWAY_ACCEPT_HOSTS";
+    pub(super) const SUBSCRIPTIONS: &str = "ADCP_GATEWAY_SUBSCRIPTIONS";
+    pub(super) const HMAC_SECRET_FILE: &str = "ADCP_GATEWAY_HMAC_SECRET_FILE";
+    pub(super) const HMAC_SENDER: &str = "ADCP_GATEWAY_HMAC_SENDER";
+    pub(super) const UPSTREAM_TIMEOUT: &str = "ADCP_GATEWAY_UPSTREAM_TIMEOUT";
+    pub(super) const MAX_BODY_BYTES: &str = "ADCP_GATEWAY_MAX_BODY_BYTES";
+    pub(super) const STORE_TIMEOUT: &str = "ADCP_GATEWAY_STORE_TIMEOUT";
+    pub(super) const CLAIM_LEASE: &str = "ADCP_GATEWAY_CLAIM_LEASE";
+    pub(super) const DEDUP_WINDOW: &str = "ADCP_GATEWAY_DEDUP_WINDOW";
+    pub(super) const HEADER_TIMEOUT: &str = "ADCP_GATEWAY_HEADER_TIMEOUT";
+    pub(super) const BODY_TIMEOUT: &str = "ADCP_GATEWAY_BODY_TIMEOUT";
+    pub(super) const MAX_CONCURRENCY: &str = "ADCP_GATEWAY_MAX_CONCURRENCY";
+    pub(super) const QUIET: &str = "ADCP_GATEWAY_QUIET";
+}
+
+impl GatewayConfig {
+    /// The environment variable holding the HMAC secret itself (the only
+    /// way to give it other than a file or code).
+    pub const HMAC_SECRET_ENV: &'static str = "ADCP_GATEWAY_HMAC_SECRET";
+
+    /// The defaults, forwarding to `upstream`.
+    #[must_use]
+    pub fn new(upstream: url::Url) -> Self {
+        Self {
+            upstream: Some(upstream),
+            ..Self::default()
+        }
+    }
+
+    /// Settings from TOML text over the defaults. Paths are taken as
+    /// written (relative ones: to the working directory).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Toml`]: malformed TOML, an unknown key, a value of
+    /// the wrong type (a store URL of no known scheme included).
+    pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|source| ConfigError::Toml { path: None, source })
+    }
+
+    /// Settings from a TOML file over the defaults. Relative paths in it
+    /// (`jwks`, `sellers`, `subscriptions`, `hmac_secret_file`) are
+    /// relative to the file's directory.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ReadFile`] or [`ConfigError::Toml`].
+    pub fn from_toml_file(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut config: Self = toml::from_str(&text).map_err(|source| ConfigError::Toml {
+            path: Some(path.to_path_buf()),
+            source,
+        })?;
+        if let Some(dir) = path.parent() {
+            let relative = |p: &mut PathBuf| {
+                if p.is_relative() {
+                    *p = dir.join(&*p);
+                }
+            };
+            config.jwks.as_mut().map(relative);
+            config.sellers.values_mut().for_each(relative);
+            config.subscriptions.as_mut().map(relative);
+            config.hmac_secret_file.as_mut().map(relative);
+        }
+        Ok(config)
+    }
+
+    /// What the `adcp-sig gateway` binary reads without flags: the TOML
+    /// file named by `ADCP_GATEWAY_CONFIG` (if set) over the defaults, then
+    /// the other `ADCP_GATEWAY_*` variables over it
+    /// ([`apply_env`](Self::apply_env)).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_toml_file`](Self::from_toml_file) and
+    /// [`apply_env`](Self::apply_env).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_env_vars(|name| std::env::var_os(name))
+    }
+
+    /// [`from_env`](Self::from_env) with the variables looked up by `var`
+    /// instead of in the process environment.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_toml_file`](Self::from_toml_file) and
+    /// [`apply_env_vars`](Self::apply_env_vars).
+    pub fn from_env_vars(var: impl Fn(&str) -> Option<OsString>) -> Result<Self, ConfigError> {
+        let mut config = match var(env::CONFIG) {
+            Some(path) if !path.is_empty() => Self::from_toml_file(PathBuf::from(path))?,
+            Some(_) => return Err(invalid(env::CONFIG, "", "a file path")),
+            None => Self::default(),
+        };
+        config.apply_env_vars(var)?;
+        Ok(config)
+    }
+
+    /// Overlays the `ADCP_GATEWAY_*` variables that are set: each one's
+    /// setting is `ADCP_GATEWAY_` followed by the field name in upper case,
+    /// except `ADCP_GATEWAY_QUIET` (`true` turns
+    /// [`access_log`](Self::access_log) off) and
+    /// [`HMAC_SECRET_ENV`](Self::HMAC_SECRET_ENV). Lists are
+    /// comma-separated (`ADCP_GATEWAY_AGENTS=https://a.example/mcp,https://b.example/mcp`),
+    /// tables too, as `SELLER_URL=VALUE` entries
+    /// (`ADCP_GATEWAY_SELLERS`, `ADCP_GATEWAY_REVOCATION_LISTS`,
+    /// `ADCP_GATEWAY_JWKS_URI_PINS`); durations are whole seconds, switches
+    /// `true` or `false`. `ADCP_GATEWAY_CONFIG` is not read here (see
+    /// [`from_env`](Self::from_env)).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Env`] for a value that does not parse, and
+    /// [`ConfigError::MalformedEntry`] / [`ConfigError::SellerGivenTwice`]
+    /// for a malformed table.
+    pub fn apply_env(&mut self) -> Result<(), ConfigError> {
+        self.apply_env_vars(|name| std::env::var_os(name))
+    }
+
+    /// [`apply_env`](Self::apply_env) with the variables looked up by
+    /// `var` instead of in the process environment.
+    ///
+    /// # Errors
+    ///
+    /// As [`apply_env`](Self::apply_env).
+    pub fn apply_env_vars(&mut self, var: impl Fn(&str) -> Option<OsString>) -> Result<(), ConfigError> {
+        let text = |name: &'static str| -> Result<Option<String>, ConfigError> {
+            var(name)
+                .map(|value| {
+                    value
+                        .into_string()
+                        .map_err(|value| invalid(name, &value.to_string_lossy(), "UTF-8 text"))
+                })
+                .transpose()
+        };
+        if let Some(value) = text(env::LISTEN)? {
+            self.listen = value
+                .parse()
+                .map_err(|_| invalid(env::LISTEN, &value, "an IP address and port"))?;
+        }
+        if let Some(value) = text(env::UPSTREAM)? {
+            self.upstream = Some(url(env::UPSTREAM, &value)?);
+        }
+        if let Some(path) = path(&var, env::JWKS)? {
+            self.jwks = Some(path);
+        }
+        if let Some(value) = text(env::JWKS_AGENT)? {
+            self.jwks_agent = value;
+        }
+        if let Some(value) = text(env::AGENTS)? {
+            self.agents = list(&value);
+        }
+        if let Some(value) = text(env::SELLERS)? {
+            self.set_seller_entries(list(&value))?;
+        }
+        if let Some(value) = text(env::REVOCATION_LISTS)? {
+            self.set_revocation_list_entries(list(&value))?;
+        }
+        if let Some(value) = text(env::JWKS_URI_PINS)? {
+            self.set_jwks_uri_pin_entries(list(&value))?;
+        }
+        if switch(&text, env::ADOPT_JWKS_URI_CHANGES)? {
+            self.adopt_jwks_uri_changes = true;
+        }
+        if let Some(value) = text(env::STORE)? {
+            self.store = value.parse()?;
+        }
+        if let Some(value) = text(env::STORE_NAMESPACE)? {
+            self.store_namespace = value;
+        }
+        if let Some(value) = text(env::PUBLIC_URL)? {
+            self.public_url = Some(url(env::PUBLIC_URL, &value)?);
+        }
+        if let Some(value) = text(env::ACCEPT_HOSTS)? {
+            self.accept_hosts = list(&value);
+        }
+        if let Some(path) = path(&var, env::SUBSCRIPTIONS)? {
+            self.subscriptions = Some(path);
+        }
+        if let Some(path) = path(&var, env::HMAC_SECRET_FILE)? {
+            self.hmac_secret_file = Some(path);
+        }
+        if let Some(secret) = var(Self::HMAC_SECRET_ENV) {
+            self.hmac_secret = Some(secret.into_encoded_bytes());
+        }
+        if let Some(value) = text(env::HMAC_SENDER)? {
+            self.hmac_sender = Some(value);
+        }
+        for (name, field) in [
+            (env::UPSTREAM_TIMEOUT, &mut self.upstream_timeout),
+            (env::STORE_TIMEOUT, &mut self.store_timeout),
+            (env::CLAIM_LEASE, &mut self.claim_lease),
+            (env::DEDUP_WINDOW, &mut self.dedup_window),
+            (env::HEADER_TIMEOUT, &mut self.header_timeout),
+            (env::BODY_TIMEOUT, &mut self.body_timeout),
+        ] {
+            if let Some(value) = text(name)? {
+                *field = Duration::from_secs(
+                    value
+                        .parse()
+                        .map_err(|_| invalid(name, &value, "a whole number of seconds"))?,
+                );
+            }
+        }
+        for (name, field) in [
+            (env::MAX_BODY_BYTES, &mut self.max_body_bytes),
+            (env::MAX_CONCURRENCY, &mut self.max_concurrency),
+        ] {
+            if let Some(value) = text(name)? {
+                *field = value.parse().map_err(|_| invalid(name, &value, "a whole number"))?;
+            }
+        }
+        if switch(&text, env::QUIET)? {
+            self.access_log = false;
+        }
+        Ok(())
+    }
+
+    /// Replaces [`sellers`](Self::sellers) with `SELLER_URL=JWKS_FILE`
+    /// entries: the syntax of `--seller` and `ADCP_GATEWAY_SELLERS`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::MalformedEntry`], or [`ConfigError::SellerGivenTwice`];
+    /// the sellers are then unchanged.
+    pub fn set_seller_entries<S: AsRef<str>>(
+        &mut self,
+        entries: impl IntoIterator<Item = S>,
+    ) -> Result<(), ConfigError> {
+        let mut sellers = BTreeMap::new();
+        for entry in entries {
+            let (seller, path) = split_entry("--seller", "JWKS_FILE", entry.as_ref())?;
+            if sellers.insert(seller.to_owned(), PathBuf::from(path)).is_some() {
+                return Err(ConfigError::SellerGivenTwice {
+                    seller: seller.to_owned(),
+                });
+            }
+        }
+        self.sellers = sellers;
+        Ok(())
+    }
+
+    /// Replaces [`revocation_lists`](Self::revocation_lists) with
+    /// `SELLER_URL=LIST_URL` entries: the syntax of `--revocation-list` and
+    /// `ADCP_GATEWAY_REVOCATION_LISTS`. Sellers and URLs are checked by
+    /// [`validate`](Self::validate).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::MalformedEntry`]; the lists are then unchanged.
+    pub fn set_revocation_list_entries<S: AsRef<str>>(
+        &mut self,
+        entries: impl IntoIterator<Item = S>,
+    ) -> Result<(), ConfigError> {
+        self.revocation_lists = url_entries(REVOCATION_LIST, entries)?;
+        Ok(())
+    }
+
+    /// Replaces [`jwks_uri_pins`](Self::jwks_uri_pins) with
+    /// `SELLER_URL=JWKS_URL` entries: the syntax of `--pin-jwks-uri` and
+    /// `ADCP_GATEWAY_JWKS_URI_PINS`. Sellers and URLs are checked by
+    /// [`validate`](Self::validate).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::MalformedEntry`]; the pins are then unchanged.
+    pub fn set_jwks_uri_pin_entries<S: AsRef<str>>(
+        &mut self,
+        entries: impl IntoIterator<Item = S>,
+    ) -> Result<(), ConfigError> {
+        self.jwks_uri_pins = url_entries(JWKS_URI_PIN, entries)?;
+        Ok(())
+    }
+
+    /// Checks the settings together, as [`Gateway::from_config`] does
+    /// before anything is opened: an upstream, one key source per seller,
+    /// revocation lists and pins for discovered sellers only (each URL
+    /// acceptable to key discovery's SSRF guard), the HMAC secret (read
+    /// from [`hmac_secret_file`](Self::hmac_secret_file)) and its sender,
+    /// durations of at least 1 s, the claim lease longer than the upstream
+    /// timeout, the dedup window within 24 h – 7 days, a concurrency limit.
+    ///
+    /// # Errors
+    ///
+    /// The first setting found missing or invalid.
+    ///
+    /// [`Gateway::from_config`]: crate::Gateway::from_config
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.resolve().map(|_| ())
+    }
+
+    /// The checks of [`validate`](Self::validate), and what they derive.
+    pub(crate) fn resolve(&self) -> Result<Resolved, ConfigError> {
+        let upstream = self.upstream.clone().ok_or(ConfigError::UpstreamMissing)?;
+        let keys = match (&self.jwks, self.agents.is_empty()) {
+            (Some(_), false) => return Err(ConfigError::JwksAndAgents),
+            (Some(path), true) => KeySource::Jwks {
+                path: path.clone(),
+                agent: self.jwks_agent.clone(),
+            },
+            (None, false) => KeySource::Agents(self.agents.clone()),
+            (None, true) => KeySource::None,
+        };
+        if !self.sellers.is_empty() {
+            if matches!(keys, KeySource::Jwks { .. }) {
+                return Err(ConfigError::JwksAndSellers);
+            }
+            if let KeySource::Agents(agents) = &keys {
+                if let Some(both) = agents.iter().find(|agent| self.sellers.contains_key(*agent)) {
+                    return Err(ConfigError::AgentAndSeller { seller: both.clone() });
+                }
+            }
+        }
+        let allow_loopback = self.test_overrides.allow_loopback;
+        let revocation_lists = check_seller_urls(REVOCATION_LIST, &self.revocation_lists, &keys, allow_loopback)?;
+        let jwks_uri_pins = check_seller_urls(JWKS_URI_PIN, &self.jwks_uri_pins, &keys, allow_loopback)?;
+        let hmac_secret = match &self.hmac_secret_file {
+            Some(path) => {
+                let bytes = std::fs::read(path).map_err(|source| ConfigError::HmacSecretFile {
+                    path: path.clone(),
+                    source,
+                })?;
+                Some(trim_newline(bytes))
+            }
+            None => self.hmac_secret.clone(),
+        };
+        if hmac_secret.as_ref().is_some_and(Vec::is_empty) {
+            return Err(ConfigError::EmptyHmacSecret);
+        }
+        if keys == KeySource::None && self.sellers.is_empty() && hmac_secret.is_none() {
+            return Err(ConfigError::NoKeys);
+        }
+        let hmac_sender = self.hmac_sender.clone().or_else(|| match &keys {
+            KeySource::Agents(agents) => agents.first().cloned(),
+            KeySource::Jwks { agent, .. } => Some(agent.clone()),
+            KeySource::None => self.sellers.keys().next().cloned(),
+        });
+        if hmac_secret.is_some() && hmac_sender.is_none() {
+            return Err(ConfigError::HmacSenderMissing);
+        }
+        let at_least_a_second = |setting: &'static str, value: Duration| {
+            if value.as_secs() == 0 {
+                Err(ConfigError::ZeroDuration { setting })
+            } else {
+                Ok(())
+            }
+        };
+        at_least_a_second("upstream-timeout", self.upstream_timeout)?;
+        at_least_a_second("claim-lease", self.claim_lease)?;
+        if self.claim_lease <= self.upstream_timeout {
+            // A lease ending while the upstream may still be applying the
+            // event lets another gateway (or a retry) forward it again.
+            return Err(ConfigError::ClaimLeaseTooShort {
+                claim_lease: self.claim_lease,
+                upstream_timeout: self.upstream_timeout,
+            });
+        }
+        at_least_a_second("dedup-window", self.dedup_window)?;
+        if !(MIN_DEDUP_WINDOW..=MAX_DEDUP_WINDOW).contains(&self.dedup_window) {
+            // Below 24 h is never conformant; above 7 days no seller retries.
+            return Err(ConfigError::DedupWindow {
+                window: self.dedup_window,
+            });
+        }
+        if self.max_concurrency == 0 {
+            return Err(ConfigError::ZeroConcurrency);
+        }
+        at_least_a_second("store-timeout", self.store_timeout)?;
+        at_least_a_second("header-timeout", self.header_timeout)?;
+        at_least_a_second("body-timeout", self.body_timeout)?;
+        Ok(Resolved {
+            upstream,
+            keys,
+            revocation_lists,
+            jwks_uri_pins,
+            hmac_secret,
+            hmac_sender,
+        })
+    }
+}
+
+/// What [`GatewayConfig::resolve`] derives from the settings.
+pub(crate) struct Resolved {
+    pub(crate) upstream: url::Url,
+    pub(crate) keys: KeySource,
+    pub(crate) revocation_lists: BTreeMap<String, url::Url>,
+    pub(crate) jwks_uri_pins: BTreeMap<String, url::Url>,
+    pub(crate) hmac_secret: Option<Vec<u8>>,
+    pub(crate) hmac_sender: Option<String>,
+}
+
+/// Where the RFC 9421 keys come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeySource {
+    /// A JWKS file and the agent URL its keys belong to.
+    Jwks { path: PathBuf, agent: String },
+    /// Discovery over HTTPS for each agent URL.
+    Agents(Vec<String>),
+    /// No RFC 9421 keys but [`GatewayConfig::sellers`]' (or a legacy HMAC
+    /// registration only).
+    None,
+}
+
+/// Where the dedup store is: `sqlite:PATH`, `redis://…`,
+/// `redis+cluster://…`, `postgres://…`, or `memory:` (benchmarks only:
+/// forgets everything on restart, not conformant).
+///
+/// Parsed from its text ([`FromStr`](std::str::FromStr), or a TOML string);
+/// displayed (and debug-printed) with the user information of the URL
+/// replaced by `***`.
+///
+/// ```
+/// let store: adcp_gateway::StoreLocation = "postgres://adcp:hunter2@db:5432/adcp".parse()?;
+/// assert_eq!(store.to_string(), "postgres://***@db:5432/adcp");
+/// assert!(matches!(store.url(), adcp_store::StoreUrl::Postgres(_)));
+/// # Ok::<(), adcp_gateway::ConfigError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreLocation {
+    text: String,
+    url: adcp_store::StoreUrl,
+}
+
+impl StoreLocation {
+    /// The parsed URL (with its credentials), for `adcp_store::open`.
+    #[must_use]
+    pub fn url(&self) -> &adcp_store::StoreUrl {
+        &self.url
+    }
+}
+
+impl Default for StoreLocation {
+    /// `sqlite:adcp-gateway.sqlite`: an SQLite file in the working
+    /// directory.
+    fn default() -> Self {
+        Self {
+            text: DEFAULT_STORE.to_owned(),
+            url: adcp_store::StoreUrl::Sqlite(PathBuf::from("adcp-gateway.sqlite")),
+        }
+    }
+}
+
+impl std::str::FromStr for StoreLocation {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<Self, ConfigError> {
+        let url = text.parse().map_err(|source| ConfigError::Store {
+            store: redact(text),
+            source,
+        })?;
+        Ok(Self {
+            text: text.to_owned(),
+            url,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreLocation {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::fmt::Display for StoreLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&redact(&self.text))
+    }
+}
+
+impl std::fmt::Debug for StoreLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", redact(&self.text))
+    }
+}
+
+/// **Tests only**: overrides of key discovery's network settings and
+/// trust. Never read from the environment or the TOML file; the defaults
+/// (Mozilla roots, system DNS, the full SSRF policy, signed revocation
+/// lists only) are what production runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TestOverrides {
+    /// A DER CA certificate file to trust instead of the Mozilla roots.
+    pub trust_ca: Option<PathBuf>,
+    /// Host names resolved to these addresses instead of by DNS.
+    pub resolve: Vec<(String, IpAddr)>,
+    /// Let key discovery (and revocation list and pin URLs) reach
+    /// loopback addresses.
+    pub allow_loopback: bool,
+    /// Accept revocation lists that are not JWS-signed. The spec requires
+    /// the list to be signed by a key of the seller's JWKS (an unsigned
+    /// list lets whoever controls its CDN or DNS un-revoke a key), so
+    /// there is no production setting for this.
+    pub allow_unsigned_revocation_lists: bool,
+}
+
+impl TestOverrides {
+    /// The discovery fetch configuration: the defaults (Mozilla roots,
+    /// system DNS, full SSRF policy) unless an override is set.
+    pub(crate) fn fetch_config(&self) -> Result<adcp_jwks::FetchConfig, ConfigError> {
+        let mut config = adcp_jwks::FetchConfig::default();
+        if let Some(path) = &self.trust_ca {
+            let der = std::fs::read(path).map_err(|source| ConfigError::TestCa {
+                path: path.clone(),
+                source,
+            })?;
+            config.roots = adcp_jwks::TrustRoots::Custom(vec![der]);
+        }
+        if !self.resolve.is_empty() {
+            let mut dns = adcp_jwks::StaticDnsResolver::new();
+            for (host, ip) in &self.resolve {
+                dns = dns.with(host, [*ip]);
+            }
+            config.resolver = std::sync::Arc::new(dns);
+        }
+        if self.allow_loopback {
+            config.policy = adcp_jwks::SsrfPolicy::new().dangerously_allow_loopback_for_tests();
+        }
+        Ok(config)
+    }
+}
+
+/// A `SELLER_URL=URL` table: its flag, the metavariable of its URL, and
+/// what the URL is (for "given more than one ...").
+#[derive(Clone, Copy)]
+struct SellerUrlSetting {
+    flag: &'static str,
+    value: &'static str,
+    what: &'static str,
+}
+
+const REVOCATION_LIST: SellerUrlSetting = SellerUrlSetting {
+    flag: "--revocation-list",
+    value: "LIST_URL",
+    what: "list",
+};
+
+const JWKS_URI_PIN: SellerUrlSetting = SellerUrlSetting {
+    flag: "--pin-jwks-uri",
+    value: "JWKS_URL",
+    what: "jwks_uri",
+};
+
+/// `SELLER_URL=VALUE` split at the first `=` (an agent URL has no query
+/// string; the other URL may).
+fn split_entry<'e>(
+    flag: &'static str,
+    expected: &'static str,
+    entry: &'e str,
+) -> Result<(&'e str, &'e str), ConfigError> {
+    match entry.trim().split_once('=') {
+        Some((seller, value)) if !seller.is_empty() && !value.is_empty() => Ok((seller, value)),
+        _ => Err(ConfigError::MalformedEntry {
+            setting: flag,
+            entry: entry.to_owned(),
+            expected,
+        }),
+    }
+}
+
+/// `--revocation-list` / `--pin-jwks-uri` entries (`SELLER_URL=URL`), in
+/// order.
+fn url_entries<S: AsRef<str>>(
+    kind: SellerUrlSetting,
+    entries: impl IntoIterator<Item = S>,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    entries
+        .into_iter()
+        .map(|entry| {
+            let (seller, url) = split_entry(kind.flag, kind.value, entry.as_ref())?;
+            Ok((seller.to_owned(), url.to_owned()))
+        })
+        .collect()
+}
+
+/// Start-up checks of the revocation lists and `jwks_uri` pins: discovery
+/// mode only, each seller one of the discovered agent URLs and given once,
+/// each URL acceptable to key discovery's SSRF guard (`https`, no
+/// userinfo, no reserved IP literal; loopback only with the test-only
+/// override).
+fn check_seller_urls(
+    kind: SellerUrlSetting,
+    entries: &[(String, String)],
+    keys: &KeySource,
+    allow_loopback: bool,
+) -> Result<BTreeMap<String, url::Url>, ConfigError> {
+    let setting = kind.flag;
+    let mut checked = BTreeMap::new();
+    if entries.is_empty() {
+        return Ok(checked);
+    }
+    let KeySource::Agents(agents) = keys else {
+        return Err(ConfigError::NeedsDiscovery { setting });
+    };
+    let policy = if allow_loopback {
+        adcp_jwks::SsrfPolicy::new().dangerously_allow_loopback_for_tests()
+    } else {
+        adcp_jwks::SsrfPolicy::new()
+    };
+    for (seller, url) in entries {
+        if !agents.contains(seller) {
+            return Err(ConfigError::NotAnAgent {
+                setting,
+                seller: seller.clone(),
+                url: url.clone(),
+            });
+        }
+        let checked_url = policy.check_url(url).map_err(|source| ConfigError::UnsafeUrl {
+            setting,
+            seller: seller.clone(),
+            url: url.clone(),
+            source,
+        })?;
+        if checked.insert(seller.clone(), checked_url).is_some() {
+            return Err(ConfigError::GivenTwice {
+                setting,
+                seller: seller.clone(),
+                what: kind.what,
+            });
+        }
+    }
+    Ok(checked)
+}
+
+/// A secret file's content without one trailing newline (`echo` adds it).
+pub(crate) fn trim_newline(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+    }
+    bytes
+}
+
+/// A store URL safe to print: user information replaced by `***`.
+fn redact(store: &str) -> String {
+    let Some((scheme, rest)) = store.split_once("://") else {
+        return store.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}://***@{}{path}", &authority[at + 1..]),
+        None => store.to_owned(),
+    }
+}
+
+/// A TOML table of `SELLER_URL = "URL"`, in key order.
+fn table<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, String)>, D::Error> {
+    BTreeMap::<String, String>::deserialize(deserializer).map(|table| table.into_iter().collect())
+}
+
+/// Whole seconds in the TOML file.
+fn seconds<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    u64::deserialize(deserializer).map(Duration::from_secs)
+}
+
+/// The error of a variable whose value does not parse.
+fn invalid(var: &'static str, value: &str, reason: &'static str) -> ConfigError {
+    ConfigError::Env {
+        var,
+        value: value.to_owned(),
+        reason,
+    }
+}
+
+/// A comma-separated list, as the flags' `value_delimiter` splits it.
+fn list(value: &str) -> Vec<String> {
+    value.split(',').map(str::to_owned).collect()
+}
+
+fn url(var: &'static str, value: &str) -> Result<url::Url, ConfigError> {
+    url::Url::parse(value).map_err(|_| invalid(var, value, "an absolute URL"))
+}
+
+fn path(var: &impl Fn(&str) -> Option<OsString>, name: &'static str) -> Result<Option<PathBuf>, ConfigError> {
+    match var(name) {
+        Some(value) if value.is_empty() => Err(invalid(name, "", "a file path")),
+        Some(value) => Ok(Some(PathBuf::from(value))),
+        None => Ok(None),
+    }
+}
+
+/// A switch: `true` or `false`, as the flags take it from the environment.
+fn switch(
+    text: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
+    name: &'static str,
+) -> Result<bool, ConfigError> {
+    match text(name)?.as_deref() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(invalid(name, other, "true or false")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_credentials_only() {
+        assert_eq!(
+            redact("postgres://adcp:hunter2@db:5432/adcp"),
+            "postgres://***@db:5432/adcp"
+        );
+        assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(redact("sqlite:/var/lib/dedup.sqlite"), "sqlite:/var/lib/dedup.sqlite");
+    }
+}

@@ -1,0 +1,126 @@
+//! The verifying gateway of the AdCP signed-webhooks SDK, as a library:
+//! verify AdCP webhooks, deduplicate them, forward only verified,
+//! first-seen events upstream. `adcp-sig gateway` is this library behind
+//! command-line flags.
+//!
+//! Every `POST` (any path) goes through the receiver of `adcp-webhook`
+//! (`Receiver::decide_streaming`): size and media type, the registration's
+//! mode, the RFC 9421 checklist (or legacy HMAC), then a claim of
+//! `(verified sender, idempotency_key)` in the store. A claimed event is
+//! posted to the upstream with its raw bytes and the headers
+//! [`VERIFIED_KEYID`], [`VERIFIED_AGENT`] and [`IDEMPOTENCY_KEY`] (and, for
+//! notifications, [`NOTIFICATION_ID`], [`NOTIFICATION_TYPE`],
+//! [`REEMISSION_OF`]):
+//!
+//! - upstream `2xx` → the event is marked complete, the sender gets `200`;
+//! - anything else (status, timeout, connection error) → the claim is
+//!   released and the sender gets `503` with `Retry-After: 2`, so its
+//!   retry is forwarded again;
+//! - a completed duplicate → `200` without forwarding; a rejection → the
+//!   receiver's answer (`401` with only `WWW-Authenticate: Signature
+//!   error="…"`; `503` with `Retry-After` when the store or key discovery
+//!   cannot answer, …).
+//!
+//! Every wait is bounded: the store's operations
+//! ([`GatewayConfig::store_timeout`]), the upstream
+//! ([`GatewayConfig::upstream_timeout`]), a request's headers
+//! ([`GatewayConfig::header_timeout`], the connection is closed) and body
+//! ([`GatewayConfig::body_timeout`], `408`); past
+//! [`GatewayConfig::max_concurrency`] webhooks in flight, a request is
+//! shed at once with `503` and `Retry-After: 1`.
+//!
+//! `GET /healthz` answers while the process serves; `GET /readyz` only
+//! while the store answers; `GET /metrics` is the Prometheus exposition.
+//!
+//! # Entry points
+//!
+//! - [`GatewayConfig`]: the settings, from TOML
+//!   ([`GatewayConfig::from_toml_file`]), the `ADCP_GATEWAY_*` environment
+//!   ([`GatewayConfig::apply_env`]) and code;
+//! - [`Gateway::run`]: build, serve on [`GatewayConfig::listen`] until a
+//!   shutdown future completes, drain;
+//! - [`Gateway::from_config`] then [`Gateway::serve`] on a listener of
+//!   yours (a [`GatewayHandle`] with the address and a graceful
+//!   [`shutdown`](GatewayHandle::shutdown)), or [`Gateway::router`], an
+//!   axum `Router` (a tower `Service`) to embed in a server of yours;
+//! - [`Gateway::new`]: from a key resolver and a store of yours, with
+//!   [`GatewayOptions`].
+//!
+//! # Example
+//!
+//! ```
+//! use adcp_gateway::{Gateway, GatewayConfig};
+//! use std::time::Duration;
+//!
+//! let config = GatewayConfig::from_toml_str(
+//!     r#"
+//!     listen = "127.0.0.1:8790"
+//!     upstream = "http://127.0.0.1:8080/events"
+//!     agents = ["https://seller.example/mcp"]
+//!     store = "sqlite:adcp-gateway.sqlite"
+//!     upstream_timeout = 5
+//!
+//!     [revocation_lists]
+//!     "https://seller.example/mcp" = "https://seller.example/.well-known/revocations.json"
+//!     "#,
+//! )?;
+//! assert_eq!(config.upstream_timeout, Duration::from_secs(5));
+//! assert_eq!(config.dedup_window, Duration::from_secs(86_400), "the default");
+//! config.validate()?;
+//!
+//! # async fn serve(config: GatewayConfig) -> Result<(), adcp_gateway::GatewayError> {
+//! // Serve until Ctrl-C, then drain in-flight requests.
+//! Gateway::run(&config, async {
+//!     let _ = tokio::signal::ctrl_c().await;
+//! })
+//! .await?;
+//! # Ok(())
+//! # }
+//! # Ok::<(), adcp_gateway::ConfigError>(())
+//! ```
+//!
+//! Serving on a listener of your own and stopping it:
+//!
+//! ```no_run
+//! # async fn run(config: adcp_gateway::GatewayConfig) -> Result<(), Box<dyn std::error::Error>> {
+//! let gateway = adcp_gateway::Gateway::from_config(&config).await?;
+//! let handle = gateway.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await?)?;
+//! println!("gateway on {}", handle.base_url());
+//! // ... later: stop accepting, drain in-flight requests.
+//! handle.shutdown().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Features
+//!
+//! - `redis`: the Redis store (`store = "redis://…"`), for a fleet;
+//! - `postgres`: the PostgreSQL store (`store = "postgres://…"`), for a
+//!   fleet.
+//!
+//! The embedded SQLite store is always available. The reference
+//! (settings, endpoints, metrics, operations) is `docs/gateway.md`.
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
+
+mod config;
+mod error;
+mod forward;
+mod keys;
+mod metrics;
+mod server;
+mod setup;
+mod subscriptions;
+
+pub use config::{GatewayConfig, StoreLocation, TestOverrides};
+pub use error::{ConfigError, EntryProblem, GatewayError, RegistrationsError};
+pub use forward::{IDEMPOTENCY_KEY, NOTIFICATION_ID, NOTIFICATION_TYPE, REEMISSION_OF, VERIFIED_AGENT, VERIFIED_KEYID};
+pub use keys::AgentsResolver;
+pub use metrics::GatewayMetrics;
+pub use server::{Gateway, GatewayHandle, GatewayOptions};
+pub use subscriptions::Registrations;
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

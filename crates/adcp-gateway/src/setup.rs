@@ -1,0 +1,202 @@
+//! From a [`GatewayConfig`] to a gateway: keys, store, options; and a
+//! server run until a shutdown signal.
+
+use crate::config::{GatewayConfig, KeySource, Resolved};
+use crate::error::{ConfigError, GatewayError};
+use crate::keys::AgentsResolver;
+use crate::metrics::JwksUriChanges;
+use crate::subscriptions::Registrations;
+use crate::{Gateway, GatewayOptions};
+use adcp_sigbase::Clock;
+use adcp_store::StoreOptions;
+use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
+use adcp_verify::{KeyResolver, StaticKeyResolver};
+use std::future::Future;
+use std::sync::Arc;
+
+impl Gateway {
+    /// Builds the gateway `config` describes: checks it
+    /// ([`GatewayConfig::validate`]), reads the JWKS files or sets up
+    /// discovery (with its revocation list and pin, if any) for each
+    /// agent, opens (and migrates) the store, loads the subscriber
+    /// registrations.
+    ///
+    /// # Errors
+    ///
+    /// [`GatewayError::Config`] naming the setting that is invalid or the
+    /// file that cannot be read; [`GatewayError::Store`] when the store
+    /// cannot be opened; those of [`Gateway::new`].
+    pub async fn from_config(config: &GatewayConfig) -> Result<Self, GatewayError> {
+        Self::from_config_with_clock(config, None).await
+    }
+
+    /// [`from_config`](Self::from_config) with one clock (Unix seconds)
+    /// for the verifier, the store and key discovery (JWKS TTLs, refetch
+    /// cooldowns, revocation polling and its grace): for tests and
+    /// simulations. `None` is the system clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_config`](Self::from_config).
+    pub async fn from_config_with_clock(
+        config: &GatewayConfig,
+        clock: Option<Arc<dyn Clock>>,
+    ) -> Result<Self, GatewayError> {
+        let resolved = config.resolve()?;
+        let (keys, jwks_uri_changes) = key_resolver(config, &resolved, clock.clone())?;
+        let mut options = StoreOptions {
+            namespace: config.store_namespace.clone(),
+            op_timeout: config.store_timeout,
+            ..StoreOptions::default()
+        };
+        options.idempotency.lease_secs = i64::try_from(config.claim_lease.as_secs()).unwrap_or(i64::MAX);
+        options.idempotency.window_secs = i64::try_from(config.dedup_window.as_secs()).unwrap_or(i64::MAX);
+        let store = adcp_store::open(config.store.url(), options)
+            .await
+            .map_err(|source| GatewayError::Store {
+                store: config.store.to_string(),
+                source,
+            })?;
+        let mut gateway = GatewayOptions::new(resolved.upstream);
+        gateway.upstream_timeout = config.upstream_timeout;
+        gateway.public_url.clone_from(&config.public_url);
+        gateway.accept_hosts.clone_from(&config.accept_hosts);
+        if let Some(path) = &config.subscriptions {
+            gateway.subscriptions = Some(Registrations::load(path).map_err(ConfigError::from)?);
+        }
+        gateway.max_body_bytes = config.max_body_bytes;
+        gateway.access_log = config.access_log;
+        gateway.header_timeout = config.header_timeout;
+        gateway.body_timeout = config.body_timeout;
+        gateway.max_concurrency = config.max_concurrency;
+        gateway.clock = clock;
+        gateway.jwks_uri_changes = jwks_uri_changes;
+        if let Some(secret) = &resolved.hmac_secret {
+            let secrets = HmacSecrets::new(secret).map_err(ConfigError::HmacSecret)?;
+            gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
+            gateway.legacy_sender = resolved.hmac_sender;
+        }
+        Gateway::new(keys, store, gateway)
+    }
+
+    /// Builds the gateway `config` describes ([`from_config`](Self::from_config)),
+    /// serves it on [`GatewayConfig::listen`] until `shutdown` completes
+    /// (a signal, a channel), then stops accepting connections and waits
+    /// until in-flight requests have been answered.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), adcp_gateway::GatewayError> {
+    /// let config = adcp_gateway::GatewayConfig::from_env()?;
+    /// adcp_gateway::Gateway::run(&config, async {
+    ///     let _ = tokio::signal::ctrl_c().await;
+    /// })
+    /// .await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`from_config`](Self::from_config);
+    /// [`GatewayError::Bind`] when the address cannot be bound;
+    /// [`GatewayError::Serve`] when the server fails.
+    pub async fn run(config: &GatewayConfig, shutdown: impl Future<Output = ()>) -> Result<(), GatewayError> {
+        let gateway = Self::from_config(config).await?;
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| GatewayError::Bind {
+                addr: config.listen,
+                source,
+            })?;
+        let mut handle = gateway.serve(listener).map_err(GatewayError::Serve)?;
+        tokio::select! {
+            () = shutdown => handle.shutdown().await.map_err(GatewayError::Serve),
+            result = handle.wait() => match result {
+                Ok(()) => Ok(()),
+                Err(e) => Err(GatewayError::Serve(e)),
+            },
+        }
+    }
+}
+
+/// The key resolver for the configured key source and, for discovered
+/// sellers, each one's `jwks_uri` change counter.
+fn key_resolver(
+    config: &GatewayConfig,
+    resolved: &Resolved,
+    clock: Option<Arc<dyn Clock>>,
+) -> Result<(Arc<dyn KeyResolver>, JwksUriChanges), ConfigError> {
+    let overrides = &config.test_overrides;
+    // Static sellers first, then discovered ones: the order decides
+    // nothing (every seller's key for a kid is a candidate).
+    let mut resolvers: Vec<(String, Arc<dyn KeyResolver>)> = Vec::new();
+    for (seller, path) in &config.sellers {
+        let jwks = read_jwks("--seller", path)?;
+        resolvers.push((
+            seller.clone(),
+            Arc::new(StaticKeyResolver::new().with_jwks(&jwks, seller.as_str())),
+        ));
+    }
+    match &resolved.keys {
+        KeySource::Jwks { path, agent } => {
+            let jwks = read_jwks("--jwks", path)?;
+            Ok((
+                Arc::new(StaticKeyResolver::new().with_jwks(&jwks, agent.as_str())),
+                JwksUriChanges::default(),
+            ))
+        }
+        KeySource::Agents(agents) => {
+            let mut changes = JwksUriChanges::default();
+            for agent in agents {
+                let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
+                    .surface(adcp_jwks::SigningSurface::Webhook)
+                    .fetch_config(overrides.fetch_config()?);
+                if let Some(list) = resolved.revocation_lists.get(agent) {
+                    builder = builder
+                        .revocation_list_url(list.as_str())
+                        .allow_unsigned_revocation_list(overrides.allow_unsigned_revocation_lists);
+                }
+                if let Some(pin) = resolved.jwks_uri_pins.get(agent) {
+                    builder = builder.pin_jwks_uri(pin.as_str());
+                }
+                builder = builder.adopt_jwks_uri_changes(config.adopt_jwks_uri_changes);
+                if let Some(clock) = &clock {
+                    let clock = Arc::clone(clock);
+                    builder = builder.clock(Arc::new(move || clock.now()));
+                }
+                let resolver = builder.build().map_err(|source| ConfigError::Discovery {
+                    agent: agent.clone(),
+                    source,
+                })?;
+                let counted = resolver.clone();
+                changes
+                    .0
+                    .push((agent.clone(), Arc::new(move || counted.jwks_uri_changes())));
+                resolvers.push((agent.clone(), Arc::new(resolver)));
+            }
+            Ok((Arc::new(AgentsResolver::new(resolvers)), changes))
+        }
+        KeySource::None if resolvers.is_empty() => Ok((Arc::new(StaticKeyResolver::new()), JwksUriChanges::default())),
+        KeySource::None => Ok((Arc::new(AgentsResolver::new(resolvers)), JwksUriChanges::default())),
+    }
+}
+
+/// A public JWKS file (`{"keys": [...]}`).
+fn read_jwks(setting: &'static str, path: &std::path::Path) -> Result<serde_json::Value, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::JwksFile {
+        setting,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let jwks: serde_json::Value = serde_json::from_str(&text).map_err(|source| ConfigError::JwksJson {
+        setting,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !jwks.get("keys").is_some_and(serde_json::Value::is_array) {
+        return Err(ConfigError::NotAJwks {
+            setting,
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(jwks)
+}

@@ -1,0 +1,9 @@
+//! Integration tests of the `adcp-gateway` library API: settings from
+//! TOML and the environment with their typed errors, and a gateway built
+//! from a `GatewayConfig`, served on loopback, that forwards a signed
+//! webhook once and refuses a tampered one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod config;
+mod serve;
+mod support;

@@ -1,0 +1,835 @@
+//! `adcp-sig gateway`: its flags (and their `ADCP_GATEWAY_*` variables)
+//! mapped onto an [`adcp_gateway::GatewayConfig`], and the server run until
+//! SIGINT or SIGTERM, with a progress line while it starts and the exit
+//! codes of the CLI.
+//!
+//! Precedence: a flag, else its environment variable (clap reads both),
+//! else the TOML file of `--config`, else the library's default. Secrets
+//! come only from files or the environment: the HMAC secret from
+//! `--hmac-secret-file` or `ADCP_GATEWAY_HMAC_SECRET`; a store URL with a
+//! password is best given by `ADCP_GATEWAY_STORE`. Neither is ever printed.
+
+use adcp_gateway::{ConfigError, Gateway, GatewayConfig};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget};
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `adcp-sig gateway`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GatewayArgs {
+    /// TOML file with the same settings (keys as the long flags, with `_`:
+    /// `listen`, `upstream`, `jwks`, `jwks_agent`, `agents`, `store`, …).
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8790].
+    #[arg(long, value_name = "ADDR", env = "ADCP_GATEWAY_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Where verified, first-seen events are posted.
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_UPSTREAM")]
+    pub upstream: Option<url::Url>,
+    /// The seller's public JWKS (a file), instead of discovery.
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_JWKS")]
+    pub jwks: Option<PathBuf>,
+    /// The agent URL the `--jwks` keys belong to (the verified sender)
+    /// [default: jwks-file].
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_JWKS_AGENT")]
+    pub jwks_agent: Option<String>,
+    /// A seller's agent URL whose keys are discovered over HTTPS
+    /// (brand.json → agents[] → jwks_uri). Repeatable; comma-separated in
+    /// the environment.
+    #[arg(
+        long = "agent",
+        value_name = "SELLER_URL",
+        env = "ADCP_GATEWAY_AGENTS",
+        value_delimiter = ','
+    )]
+    pub agents: Vec<String>,
+    /// A seller with static keys, `SELLER_URL=JWKS_FILE`: the agent URL
+    /// webhooks signed with these keys are attributed to, and its public
+    /// JWKS. Repeatable (comma-separated in the environment); combines
+    /// with `--agent`. Sellers may share a `kid`: each webhook is
+    /// attributed to the one seller whose key verifies it.
+    #[arg(
+        long = "seller",
+        value_name = "SELLER_URL=JWKS_FILE",
+        env = "ADCP_GATEWAY_SELLERS",
+        value_delimiter = ','
+    )]
+    pub sellers: Vec<String>,
+    /// A discovered seller's revocation list, `SELLER_URL=LIST_URL`: the
+    /// seller is one of the `--agent` URLs (byte for byte), the list an
+    /// `https` URL serving the JWS-signed list (`revoked_kids`,
+    /// `next_update`). Repeatable, one per seller; comma-separated in the
+    /// environment. Without one, that seller's keys are never checked
+    /// for revocation.
+    #[arg(
+        long = "revocation-list",
+        value_name = "SELLER_URL=LIST_URL",
+        env = "ADCP_GATEWAY_REVOCATION_LISTS",
+        value_delimiter = ','
+    )]
+    pub revocation_lists: Vec<String>,
+    /// A discovered seller's pinned `jwks_uri`, `SELLER_URL=JWKS_URL`: the
+    /// seller is one of the `--agent` URLs (byte for byte), the JWKS URL
+    /// the `https` `jwks_uri` learned at onboarding. A brand.json that
+    /// resolves to another `jwks_uri` is refused (`jwks_untrusted`) and
+    /// alarmed. Repeatable, one per seller; comma-separated in the
+    /// environment.
+    #[arg(
+        long = "pin-jwks-uri",
+        value_name = "SELLER_URL=JWKS_URL",
+        env = "ADCP_GATEWAY_JWKS_URI_PINS",
+        value_delimiter = ','
+    )]
+    pub jwks_uri_pins: Vec<String>,
+    /// For sellers without `--pin-jwks-uri`: adopt a brand.json whose
+    /// `jwks_uri` differs from the one first learned (still alarmed)
+    /// instead of refusing it until an operator restarts the gateway.
+    #[arg(long, env = "ADCP_GATEWAY_ADOPT_JWKS_URI_CHANGES")]
+    pub adopt_jwks_uri_changes: bool,
+    /// The dedup store: `sqlite:PATH`, `redis://…`, `redis+cluster://…`,
+    /// `postgres://…`, or `memory:` (benchmarks only: forgets everything on
+    /// restart, not conformant) [default: sqlite:adcp-gateway.sqlite].
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_STORE")]
+    pub store: Option<String>,
+    /// The Redis key prefix or PostgreSQL schema; every gateway of one
+    /// fleet uses the same [default: adcp].
+    #[arg(long, value_name = "NAME", env = "ADCP_GATEWAY_STORE_NAMESPACE")]
+    pub store_namespace: Option<String>,
+    /// The URL sellers were given, when a proxy or TLS terminator sits in
+    /// front: its scheme and authority are the signed target's.
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_PUBLIC_URL")]
+    pub public_url: Option<url::Url>,
+    /// With `--public-url`: another authority (`host` or `host:port`) a
+    /// request may arrive for, besides the public URL's. Repeatable
+    /// (comma-separated in the environment). The received `Host` /
+    /// `:authority` must be one of them; it is what the signature's
+    /// `@authority` is checked against.
+    #[arg(
+        long = "accept-host",
+        value_name = "HOST",
+        env = "ADCP_GATEWAY_ACCEPT_HOSTS",
+        value_delimiter = ','
+    )]
+    pub accept_hosts: Vec<String>,
+    /// The buyer's subscriber registrations: a JSON array (members `url`,
+    /// `seller_agent_url`, `subscriber_id`, `account_id` or
+    /// `"scope": "agent"`, `delivery_auth`, `event_types`, `active`, and
+    /// `credential_file` for legacy modes). The gateway answers their
+    /// activation challenges and holds notifications to them.
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_SUBSCRIPTIONS")]
+    pub subscriptions: Option<PathBuf>,
+    /// A legacy HMAC-SHA256 registration: the file holding the shared
+    /// secret (or set ADCP_GATEWAY_HMAC_SECRET).
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_HMAC_SECRET_FILE")]
+    pub hmac_secret_file: Option<PathBuf>,
+    /// The sender identity of the HMAC registration [default: the first
+    /// --agent, else --jwks-agent].
+    #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_HMAC_SENDER")]
+    pub hmac_sender: Option<String>,
+    /// Seconds to wait for the upstream [default: 10].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_UPSTREAM_TIMEOUT")]
+    pub upstream_timeout: Option<u64>,
+    /// Largest webhook body accepted, in bytes [default: 1048576].
+    #[arg(long, value_name = "BYTES", env = "ADCP_GATEWAY_MAX_BODY_BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// Seconds one store operation may take (connecting included) before
+    /// the webhook is answered 503 [default: 5].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_STORE_TIMEOUT")]
+    pub store_timeout: Option<u64>,
+    /// Seconds a claimed event stays exclusive to the gateway forwarding
+    /// it; longer than --upstream-timeout [default: 60].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_CLAIM_LEASE")]
+    pub claim_lease: Option<u64>,
+    /// Seconds an event's dedup record is kept: at least 24 h, and at least
+    /// the largest `delivery_retry_horizon_seconds` your sellers advertise
+    /// (at most 7 days) [default: 86400].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_DEDUP_WINDOW")]
+    pub dedup_window: Option<u64>,
+    /// Seconds a client may take to send a request's headers; an idle
+    /// keep-alive connection is closed after as long [default: 10].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_HEADER_TIMEOUT")]
+    pub header_timeout: Option<u64>,
+    /// Seconds a client may take to send a request's body; then 408
+    /// [default: 30].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_BODY_TIMEOUT")]
+    pub body_timeout: Option<u64>,
+    /// Most webhook requests handled at once; beyond it 503 with
+    /// Retry-After: 1 [default: 512].
+    #[arg(long, value_name = "N", env = "ADCP_GATEWAY_MAX_CONCURRENCY")]
+    pub max_concurrency: Option<usize>,
+    /// No per-request line on stderr.
+    #[arg(long, env = "ADCP_GATEWAY_QUIET")]
+    pub quiet: bool,
+    /// **Tests only**: trust this DER-encoded CA certificate instead of the
+    /// Mozilla roots for key discovery.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub dangerously_trust_ca_for_tests: Option<PathBuf>,
+    /// **Tests only**: resolve HOST to IP (repeatable) for key discovery.
+    #[arg(long, value_name = "HOST=IP", hide = true)]
+    pub dangerously_resolve_for_tests: Vec<String>,
+    /// **Tests only**: let key discovery reach loopback addresses.
+    #[arg(long, hide = true)]
+    pub dangerously_allow_loopback_for_tests: bool,
+    /// **Tests only**: accept revocation lists that are not JWS-signed.
+    /// The spec requires the list to be signed by a key of the seller's
+    /// JWKS (an unsigned list lets whoever controls its CDN or DNS
+    /// un-revoke a key), so there is no production switch for this.
+    #[arg(long, hide = true)]
+    pub dangerously_allow_unsigned_revocation_list_for_tests: bool,
+}
+
+/// Why the flags cannot be turned into a configuration.
+#[derive(Debug)]
+pub enum ArgsError {
+    /// The settings cannot work.
+    Config(ConfigError),
+    /// A `--dangerously-resolve-for-tests` entry that is not `HOST=IP`.
+    Resolve {
+        /// The entry.
+        entry: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+}
+
+impl std::fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Config(e) => e.fmt(f),
+            Self::Resolve { entry, reason } => write!(f, "--dangerously-resolve-for-tests {entry:?}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ArgsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Config(e) => Some(e),
+            Self::Resolve { .. } => None,
+        }
+    }
+}
+
+impl From<ConfigError> for ArgsError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
+    }
+}
+
+/// The configuration `args` describe: the TOML file of `--config` (if
+/// any) over the defaults, the flags and their environment variables
+/// (`args`, as clap parsed them) over it; `env_secret` is the value of
+/// `ADCP_GATEWAY_HMAC_SECRET`, if set. Checked
+/// ([`GatewayConfig::validate`]) before it is returned.
+///
+/// # Errors
+///
+/// The setting that is missing or invalid.
+pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<GatewayConfig, ArgsError> {
+    let mut config = match &args.config {
+        Some(path) => GatewayConfig::from_toml_file(path)?,
+        None => GatewayConfig::default(),
+    };
+    if let Some(listen) = args.listen {
+        config.listen = listen;
+    }
+    if let Some(upstream) = &args.upstream {
+        config.upstream = Some(upstream.clone());
+    }
+    if let Some(jwks) = &args.jwks {
+        config.jwks = Some(jwks.clone());
+    }
+    if let Some(agent) = &args.jwks_agent {
+        config.jwks_agent.clone_from(agent);
+    }
+    // A list given replaces the file's.
+    if !args.agents.is_empty() {
+        config.agents.clone_from(&args.agents);
+    }
+    if !args.sellers.is_empty() {
+        config.set_seller_entries(&args.sellers)?;
+    }
+    if !args.revocation_lists.is_empty() {
+        config.set_revocation_list_entries(&args.revocation_lists)?;
+    }
+    if !args.jwks_uri_pins.is_empty() {
+        config.set_jwks_uri_pin_entries(&args.jwks_uri_pins)?;
+    }
+    if args.adopt_jwks_uri_changes {
+        config.adopt_jwks_uri_changes = true;
+    }
+    if let Some(store) = &args.store {
+        config.store = store.parse()?;
+    }
+    if let Some(namespace) = &args.store_namespace {
+        config.store_namespace.clone_from(namespace);
+    }
+    if let Some(url) = &args.public_url {
+        config.public_url = Some(url.clone());
+    }
+    if !args.accept_hosts.is_empty() {
+        config.accept_hosts.clone_from(&args.accept_hosts);
+    }
+    if let Some(path) = &args.subscriptions {
+        config.subscriptions = Some(path.clone());
+    }
+    if let Some(path) = &args.hmac_secret_file {
+        config.hmac_secret_file = Some(path.clone());
+    }
+    config.hmac_secret = env_secret;
+    if let Some(sender) = &args.hmac_sender {
+        config.hmac_sender = Some(sender.clone());
+    }
+    for (flag, setting) in [
+        (args.upstream_timeout, &mut config.upstream_timeout),
+        (args.store_timeout, &mut config.store_timeout),
+        (args.claim_lease, &mut config.claim_lease),
+        (args.dedup_window, &mut config.dedup_window),
+        (args.header_timeout, &mut config.header_timeout),
+        (args.body_timeout, &mut config.body_timeout),
+    ] {
+        if let Some(secs) = flag {
+            *setting = Duration::from_secs(secs);
+        }
+    }
+    if let Some(bytes) = args.max_body_bytes {
+        config.max_body_bytes = bytes;
+    }
+    if let Some(n) = args.max_concurrency {
+        config.max_concurrency = n;
+    }
+    if args.quiet {
+        config.access_log = false;
+    }
+    let overrides = &mut config.test_overrides;
+    overrides.trust_ca.clone_from(&args.dangerously_trust_ca_for_tests);
+    overrides.resolve = args
+        .dangerously_resolve_for_tests
+        .iter()
+        .map(|entry| {
+            let (host, ip) = entry.split_once('=').ok_or_else(|| ArgsError::Resolve {
+                entry: entry.clone(),
+                reason: "expected HOST=IP",
+            })?;
+            let ip: IpAddr = ip.parse().map_err(|_| ArgsError::Resolve {
+                entry: entry.clone(),
+                reason: "not an IP address",
+            })?;
+            Ok((host.to_owned(), ip))
+        })
+        .collect::<Result<_, ArgsError>>()?;
+    overrides.allow_loopback = args.dangerously_allow_loopback_for_tests;
+    overrides.allow_unsigned_revocation_lists = args.dangerously_allow_unsigned_revocation_list_for_tests;
+    config.validate()?;
+    Ok(config)
+}
+
+/// Runs `adcp-sig gateway` until SIGINT or SIGTERM, then drains in-flight
+/// requests. Returns the exit code: 0 after a clean shutdown, 2 when the
+/// configuration or start-up failed.
+#[must_use]
+pub fn run(args: &GatewayArgs) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: tokio runtime: {e}");
+            return 2;
+        }
+    };
+    let env_secret = std::env::var_os(GatewayConfig::HMAC_SECRET_ENV).map(|s| s.into_encoded_bytes());
+    let config = match resolve(args, env_secret) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    runtime.block_on(serve(&config))
+}
+
+async fn serve(config: &GatewayConfig) -> u8 {
+    let progress = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    progress.enable_steady_tick(Duration::from_millis(100));
+    progress.set_message(format!("opening store {}", config.store));
+    let gateway = match Gateway::from_config(config).await {
+        Ok(gateway) => gateway,
+        Err(e) => {
+            progress.finish_and_clear();
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    progress.set_message(format!("binding {}", config.listen));
+    let listener = match tokio::net::TcpListener::bind(config.listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            progress.finish_and_clear();
+            eprintln!("error: --listen {}: {e}", config.listen);
+            return 2;
+        }
+    };
+    progress.finish_and_clear();
+    let mut handle = match gateway.serve(listener) {
+        Ok(handle) => handle,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    // A seller's revocation list or pin (validated: one each at most), as
+    // the checked URL prints.
+    let url_of = |entries: &[(String, String)], agent: &str| {
+        entries
+            .iter()
+            .find(|(seller, _)| seller == agent)
+            .map(|(_, text)| url::Url::parse(text).map_or_else(|_| text.clone(), |url| url.to_string()))
+    };
+    let keys = if let Some(path) = &config.jwks {
+        format!("jwks {} for {}", path.display(), config.jwks_agent)
+    } else if !config.agents.is_empty() {
+        format!(
+            "agents {}",
+            config
+                .agents
+                .iter()
+                .map(|agent| {
+                    let revocation = match url_of(&config.revocation_lists, agent) {
+                        Some(list) => format!("(revocation list {list})"),
+                        None => "(no revocation list)".to_owned(),
+                    };
+                    let jwks_uri = match url_of(&config.jwks_uri_pins, agent) {
+                        Some(pin) => format!("jwks_uri pinned to {pin}"),
+                        None if config.adopt_jwks_uri_changes => "jwks_uri changes adopted".to_owned(),
+                        None => "jwks_uri first learned kept".to_owned(),
+                    };
+                    format!("{agent} {revocation} ({jwks_uri})")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else if config.sellers.is_empty() {
+        "no RFC 9421 keys".to_owned()
+    } else {
+        String::new()
+    };
+    let keys = match (keys.as_str(), config.sellers.is_empty()) {
+        (keys, true) => keys.to_owned(),
+        (keys, false) => {
+            let sellers = config
+                .sellers
+                .iter()
+                .map(|(seller, path)| format!("{seller} (jwks {})", path.display()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            [keys, &format!("sellers {sellers}")]
+                .iter()
+                .filter(|part| !part.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
+    };
+    // The secret file wins over the variable; either is a legacy HMAC
+    // registration.
+    let mode = if config.hmac_secret.is_some() || config.hmac_secret_file.is_some() {
+        "legacy HMAC-SHA256"
+    } else {
+        "RFC 9421"
+    };
+    eprintln!(
+        "adcp-sig gateway listening on http://{} ({mode}; {keys}; store {}; upstream {})",
+        handle.local_addr(),
+        config.store,
+        config.upstream.as_ref().map_or_else(String::new, url::Url::to_string)
+    );
+    let stopped = tokio::select! {
+        () = shutdown_signal() => None,
+        result = handle.wait() => Some(result),
+    };
+    match stopped {
+        None => {
+            eprintln!("shutting down: draining in-flight requests");
+            match handle.shutdown().await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    2
+                }
+            }
+        }
+        Some(result) => {
+            eprintln!("error: server stopped: {result:?}");
+            2
+        }
+    }
+}
+
+/// SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The URL given for `seller` in revocation lists or pins.
+    fn lookup<'e>(entries: &'e [(String, String)], seller: &str) -> Option<&'e str> {
+        entries.iter().find(|(s, _)| s == seller).map(|(_, url)| url.as_str())
+    }
+
+    #[test]
+    fn resource_limits_have_defaults_and_are_checked() {
+        let base = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            hmac_sender: Some("https://seller.example/mcp".into()),
+            ..GatewayArgs::default()
+        };
+        let secret = || Some(b"s3cret".to_vec());
+        let config = resolve(&base, secret()).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.store_timeout, Duration::from_secs(5));
+        assert_eq!(config.claim_lease, Duration::from_secs(60));
+        assert_eq!(config.dedup_window, Duration::from_secs(86_400));
+        assert_eq!(config.header_timeout, Duration::from_secs(10));
+        assert_eq!(config.body_timeout, Duration::from_secs(30));
+        assert_eq!(config.max_concurrency, 512);
+        let set = GatewayArgs {
+            store_timeout: Some(1),
+            claim_lease: Some(3),
+            upstream_timeout: Some(2),
+            header_timeout: Some(4),
+            body_timeout: Some(5),
+            max_concurrency: Some(6),
+            dedup_window: Some(3 * 86_400),
+            ..base.clone()
+        };
+        let config = resolve(&set, secret()).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.store_timeout, Duration::from_secs(1));
+        assert_eq!(config.claim_lease, Duration::from_secs(3));
+        assert_eq!(config.header_timeout, Duration::from_secs(4));
+        assert_eq!(config.body_timeout, Duration::from_secs(5));
+        assert_eq!(config.max_concurrency, 6);
+        assert_eq!(config.dedup_window, Duration::from_secs(3 * 86_400));
+        for bad in [
+            GatewayArgs {
+                claim_lease: Some(10),
+                ..base.clone()
+            },
+            GatewayArgs {
+                store_timeout: Some(0),
+                ..base.clone()
+            },
+            GatewayArgs {
+                header_timeout: Some(0),
+                ..base.clone()
+            },
+            GatewayArgs {
+                max_concurrency: Some(0),
+                ..base.clone()
+            },
+            GatewayArgs {
+                dedup_window: Some(86_399),
+                ..base.clone()
+            },
+            GatewayArgs {
+                dedup_window: Some(7 * 86_400 + 1),
+                ..base.clone()
+            },
+        ] {
+            assert!(resolve(&bad, secret()).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn flags_win_over_the_file_and_keys_are_required() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\nupstream = \"http://127.0.0.1:1/a\"\njwks = \"k.json\"\nstore = \"sqlite:x.sqlite\"\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            ..GatewayArgs::default()
+        };
+        let config = resolve(&args, None);
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = config.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.listen.port(), 9000);
+        assert_eq!(
+            config.upstream.as_ref().map(url::Url::as_str),
+            Some("http://127.0.0.1:2/b")
+        );
+        assert_eq!(config.jwks, Some(dir.join("k.json")));
+        assert_eq!(config.jwks_agent, "jwks-file");
+        let none = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            ..GatewayArgs::default()
+        };
+        assert!(resolve(&none, None).is_err());
+        // The secret alone is enough for a legacy registration with a sender.
+        let hmac = GatewayArgs {
+            hmac_sender: Some("https://seller.example/mcp".into()),
+            ..none
+        };
+        let config = resolve(&hmac, Some(b"s3cret".to_vec())).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(!format!("{config:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn revocation_lists_are_checked_at_start_up() {
+        let seller = "https://seller.example/mcp";
+        let list = "https://seller.example/.well-known/revocations.json";
+        let base = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            agents: vec![seller.into(), "https://other.example/mcp".into()],
+            ..GatewayArgs::default()
+        };
+        let with = |entries: &[&str]| GatewayArgs {
+            revocation_lists: entries.iter().map(|e| (*e).to_owned()).collect(),
+            ..base.clone()
+        };
+        let config =
+            resolve(&with(&[&format!("{seller}={list}?format=jws")]), None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            lookup(&config.revocation_lists, seller),
+            Some("https://seller.example/.well-known/revocations.json?format=jws")
+        );
+        assert!(!config.test_overrides.allow_unsigned_revocation_lists);
+        let none = resolve(&base, None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(none.revocation_lists.is_empty());
+        for (entries, expected) in [
+            (
+                vec![format!("https://stranger.example/mcp={list}")],
+                "not one of the --agent URLs",
+            ),
+            (vec![format!("{seller}/={list}")], "not one of the --agent URLs"),
+            (vec![format!("{seller}=http://seller.example/r.json")], "not https"),
+            (
+                vec![format!("{seller}=https://user:pw@seller.example/r.json")],
+                "--revocation-list",
+            ),
+            (vec![format!("{seller}=https://127.0.0.1/r.json")], "--revocation-list"),
+            (vec![format!("{seller}=https://10.0.0.1/r.json")], "--revocation-list"),
+            (vec![seller.to_owned()], "expected SELLER_URL=LIST_URL"),
+            (
+                vec![format!("{seller}={list}"), format!("{seller}={list}")],
+                "more than one list",
+            ),
+        ] {
+            let args = GatewayArgs {
+                revocation_lists: entries.clone(),
+                ..base.clone()
+            };
+            match resolve(&args, None) {
+                Ok(_) => unreachable!("{entries:?} accepted"),
+                Err(e) => assert!(e.to_string().contains(expected), "{entries:?}: {e}"),
+            }
+        }
+        // Loopback only with the test-only flag.
+        let loopback = GatewayArgs {
+            dangerously_allow_loopback_for_tests: true,
+            ..with(&[&format!("{seller}=https://127.0.0.1:8443/r.json")])
+        };
+        assert!(resolve(&loopback, None).is_ok());
+        // Not with a static JWKS.
+        let jwks = GatewayArgs {
+            agents: Vec::new(),
+            jwks: Some(PathBuf::from("k.json")),
+            ..with(&[&format!("{seller}={list}")])
+        };
+        let e = resolve(&jwks, None).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("--agent"), "{e}");
+    }
+
+    #[test]
+    fn jwks_uri_pins_and_the_adopt_switch_are_checked_at_start_up() {
+        let seller = "https://seller.example/mcp";
+        let jwks = "https://keys.seller.example/jwks.json";
+        let base = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            agents: vec![seller.into(), "https://other.example/mcp".into()],
+            ..GatewayArgs::default()
+        };
+        let with = |entries: &[&str]| GatewayArgs {
+            jwks_uri_pins: entries.iter().map(|e| (*e).to_owned()).collect(),
+            ..base.clone()
+        };
+        let config = resolve(&with(&[&format!("{seller}={jwks}")]), None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(lookup(&config.jwks_uri_pins, seller), Some(jwks));
+        assert!(!config.adopt_jwks_uri_changes, "changes are refused by default");
+        let none = resolve(&base, None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(none.jwks_uri_pins.is_empty());
+        let adopt = GatewayArgs {
+            adopt_jwks_uri_changes: true,
+            ..base.clone()
+        };
+        let adopt = resolve(&adopt, None).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(adopt.adopt_jwks_uri_changes);
+        for (entries, expected) in [
+            (
+                vec![format!("https://stranger.example/mcp={jwks}")],
+                "not one of the --agent URLs",
+            ),
+            (
+                vec![format!("{seller}=http://keys.seller.example/jwks.json")],
+                "not https",
+            ),
+            (vec![format!("{seller}=https://127.0.0.1/jwks.json")], "--pin-jwks-uri"),
+            (vec![seller.to_owned()], "--pin-jwks-uri"),
+            (vec![seller.to_owned()], "expected SELLER_URL=JWKS_URL"),
+            (
+                vec![format!("{seller}={jwks}"), format!("{seller}={jwks}")],
+                "more than one jwks_uri",
+            ),
+        ] {
+            match resolve(&with(&entries.iter().map(String::as_str).collect::<Vec<_>>()), None) {
+                Ok(_) => unreachable!("{entries:?} accepted"),
+                Err(e) => assert!(e.to_string().contains(expected), "{entries:?}: {e}"),
+            }
+        }
+        // Not with a static JWKS.
+        let static_jwks = GatewayArgs {
+            agents: Vec::new(),
+            jwks: Some(PathBuf::from("k.json")),
+            ..with(&[&format!("{seller}={jwks}")])
+        };
+        let e = resolve(&static_jwks, None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("--pin-jwks-uri") && e.contains("--agent"), "{e}");
+        // From the TOML file: the table and the switch.
+        let dir = std::env::temp_dir().join(format!("adcp-gw-jwks-pins-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\"]\nadopt_jwks_uri_changes = true\n\n[jwks_uri_pins]\n\"https://a.example/mcp\" = \"https://keys.a.example/jwks.json\"\n",
+        )
+        .unwrap_or_default();
+        let from_file = resolve(
+            &GatewayArgs {
+                config: Some(file),
+                ..GatewayArgs::default()
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            lookup(&from_file.jwks_uri_pins, "https://a.example/mcp"),
+            Some("https://keys.a.example/jwks.json")
+        );
+        assert!(from_file.adopt_jwks_uri_changes);
+    }
+
+    #[test]
+    fn revocation_lists_from_the_toml_table_and_flags_win() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-revocation-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\", \"https://b.example/mcp\"]\n\n[revocation_lists]\n\"https://a.example/mcp\" = \"https://a.example/revocations.json\"\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            ..GatewayArgs::default()
+        };
+        let from_file = resolve(&args, None);
+        let flags = GatewayArgs {
+            revocation_lists: vec!["https://b.example/mcp=https://b.example/r.json".into()],
+            ..args
+        };
+        let from_flags = resolve(&flags, None);
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        let lists: Vec<_> = from_file
+            .revocation_lists
+            .iter()
+            .map(|(a, u)| (a.as_str(), u.as_str()))
+            .collect();
+        assert_eq!(lists, [("https://a.example/mcp", "https://a.example/revocations.json")]);
+        let from_flags = from_flags.unwrap_or_else(|e| unreachable!("{e}"));
+        let lists: Vec<_> = from_flags
+            .revocation_lists
+            .iter()
+            .map(|(a, u)| (a.as_str(), u.as_str()))
+            .collect();
+        assert_eq!(lists, [("https://b.example/mcp", "https://b.example/r.json")]);
+    }
+
+    #[test]
+    fn sellers_accept_hosts_and_subscriptions_come_from_flags_or_the_file() {
+        let dir = std::env::temp_dir().join(format!("adcp-gateway-sellers-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let file = dir.join("gateway.toml");
+        let _ = std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\"]\naccept_hosts = [\"hooks.buyer.example\"]\nsubscriptions = \"subs.json\"\n\n[sellers]\n\"https://b.example/mcp\" = \"b-jwks.json\"\n",
+        );
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            ..GatewayArgs::default()
+        };
+        let from_file = resolve(&args, None);
+        let flags = GatewayArgs {
+            sellers: vec!["https://c.example/mcp=/keys/c.json".into()],
+            accept_hosts: vec!["other.example:8443".into()],
+            ..args.clone()
+        };
+        let from_flags = resolve(&flags, None);
+        // One key source per seller; never with --jwks.
+        let both = resolve(
+            &GatewayArgs {
+                sellers: vec!["https://a.example/mcp=/keys/a.json".into()],
+                ..args.clone()
+            },
+            None,
+        );
+        let malformed = resolve(
+            &GatewayArgs {
+                sellers: vec!["https://c.example/mcp".into()],
+                ..args
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        let sellers: Vec<_> = from_file.sellers.iter().map(|(s, p)| (s.as_str(), p.clone())).collect();
+        assert_eq!(sellers, [("https://b.example/mcp", dir.join("b-jwks.json"))]);
+        assert_eq!(from_file.accept_hosts, ["hooks.buyer.example"]);
+        assert_eq!(from_file.subscriptions, Some(dir.join("subs.json")));
+        let from_flags = from_flags.unwrap_or_else(|e| unreachable!("{e}"));
+        let sellers: Vec<_> = from_flags.sellers.keys().map(String::as_str).collect();
+        assert_eq!(sellers, ["https://c.example/mcp"]);
+        assert_eq!(from_flags.accept_hosts, ["other.example:8443"]);
+        assert!(both.is_err_and(|e| e.to_string().contains("both --agent and --seller")));
+        assert!(malformed.is_err_and(|e| e.to_string().contains("SELLER_URL=JWKS_FILE")));
+    }
+}
