@@ -62,3 +62,14 @@ fn custom_stack() {
         assert_eq!(out.matches("applying ").count(), 2, "{out}");
     }
 }
+
+#[test]
+fn embed_gateway() {
+    if let Some(out) = run("embed_gateway") {
+        assert_eq!(
+            out.matches("upstream: event from https://seller.example/mcp").count(),
+            3,
+            "{out}"
+        );
+    }
+}
