@@ -1,6 +1,5 @@
 //! Property tests: no panics on arbitrary input, idempotence on every
 //! accepted input, and agreement of the two entry points on ASCII input.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_canon::{canonicalize, canonicalize_authority_header, canonicalize_origin, canonicalize_received};
 use proptest::prelude::*;

@@ -1,6 +1,5 @@
 //! The official `request-signing/canonicalization.json` cases (AdCP
 //! compliance release 3.2.4), read from the suite on disk.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_canon::{canonicalize, canonicalize_received, Profile};
 use serde_json::Value;

@@ -1,6 +1,5 @@
 //! The canonicalizer's behaviour beyond the conformance vectors: the
 //! decisions documented in the crate docs, and one rejection per error kind.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_canon::{
     canonicalize, canonicalize_authority_header, canonicalize_origin, canonicalize_received, derive_authority,
