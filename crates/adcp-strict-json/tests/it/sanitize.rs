@@ -1,6 +1,5 @@
 //! Step 14b key-name sanitization, against every example derivable from
 //! the spec text and the AdCP reference signer's harness.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_strict_json::{is_non_printable, sanitize_key_name, MAX_KEY_NAME_BYTES};
 use proptest::prelude::*;

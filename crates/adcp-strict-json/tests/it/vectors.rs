@@ -1,6 +1,5 @@
 //! The official AdCP conformance vectors that exercise duplicate keys, read
 //! at run time from the suite (never copied into this repository).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_strict_json::{check, parse_value, Limits, StrictJsonError};
 use serde_json::Value;

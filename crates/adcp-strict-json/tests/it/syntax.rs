@@ -1,6 +1,5 @@
 //! RFC 8259 strictness: what is JSON and what is not, in the style of
 //! JSONTestSuite's `y_` / `n_` cases, cross-checked against `serde_json`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_strict_json::{check, parse_value, Limits, StrictJsonError};
 

@@ -9,7 +9,6 @@
 //!   the value the generator meant.
 //! - Arbitrary and mutated bytes never panic, and whatever `check` accepts
 //!   `serde_json` accepts too, re-serializing to something `check` accepts.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_strict_json::{check, parse_value, sanitize_key_name, Limits, StrictJsonError};
 use proptest::prelude::*;

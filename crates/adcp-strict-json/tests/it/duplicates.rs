@@ -1,6 +1,5 @@
 //! Duplicate-key semantics: what counts as the same name, where duplicates
 //! are looked for, and how they are reported (step 14b (c)).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_strict_json::{check, DuplicateKeys, Limits, StrictJsonError, DUPLICATE_KEY_INPUT, MAX_REPORTED_KEYS};
 

@@ -1,5 +1,4 @@
 //! Limits: depth bombs, huge inputs and strings, bounded behaviour.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_strict_json::{
     check, parse_value, Limits, StrictJsonError, DEFAULT_MAX_DEPTH, DEFAULT_MAX_LEN, SERDE_JSON_MAX_DEPTH,
