@@ -1,6 +1,5 @@
 //! The message abstraction: order and duplicates preserved, RFC 9110
 //! combination, the `http::Request` adapter.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::{Error, Message, SignatureHeader, SignatureInput};
 

@@ -1,7 +1,6 @@
 //! RFC 9530 `Content-Digest`: RFC examples, every rejection class, the
 //! classification of every `Content-Digest` in the conformance suite, and
 //! properties (no panics, round trip, differential against `sfv`).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,6 @@
 //! Strict Base64 decoding: RFC 4648 vectors, every rejection class, the
 //! either-canonical legacy grammar, the conformance suite's `Signature`
 //! tokens, and properties (round trip, canonicity, no panics).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::encoding::{
     decode_sf_binary_token, encode_sf_binary, BinaryDecoding, BinaryEncoding, EncodingError, PaddingErrorKind,

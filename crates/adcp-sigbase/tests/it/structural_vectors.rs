@@ -1,6 +1,5 @@
 //! The AdCP negative vectors about header syntax are rejected by this
 //! layer, each with its own typed error.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::digest::{ContentDigest, DigestError};
 use adcp_sigbase::encoding::{BinaryDecoding, BinaryEncoding, EncodingError};

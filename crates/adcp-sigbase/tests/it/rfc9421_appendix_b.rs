@@ -14,7 +14,6 @@
 //! §2.4) are verified with `test-key-ecc-p256` (B.1.3). This crate has no
 //! RSA, so the RSA examples (B.2.1–B.2.3, §2.5, §4.3) are checked for their
 //! signature bases only.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::crypto::{Algorithm, CryptoError, SigningKey, VerifyingKey};
 use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm, DigestPolicy};

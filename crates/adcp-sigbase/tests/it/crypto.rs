@@ -1,8 +1,6 @@
 //! Tests of `adcp_sigbase::crypto`: round trips, rejections, key encodings,
 //! the AdCP conformance keys and signatures, and never-panics properties.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -14,6 +12,8 @@ use base64::Engine as _;
 use proptest::prelude::*;
 use serde_json::Value;
 
+use crate::common::hex;
+
 const BASE: &[u8] = b"\"@method\": POST\n\
 \"@target-uri\": https://buyer.example.com/adcp/webhook/create_media_buy/agent_123/op_abc\n\
 \"@authority\": buyer.example.com\n\
@@ -22,14 +22,6 @@ const BASE: &[u8] = b"\"@method\": POST\n\
 expires=1776521100;nonce=\"KXYnfEfJ0PBRZXQyVXfVQA\";keyid=\"k\";tag=\"adcp/webhook-signing/v1\"";
 
 const HMAC_SECRET: &[u8] = b"0123456789abcdef0123456789abcdef-test-only";
-
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

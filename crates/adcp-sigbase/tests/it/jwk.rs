@@ -2,8 +2,6 @@
 //! published RFC examples, round trips, every rejection, and never-panics
 //! properties.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::{Path, PathBuf};
 
 use adcp_sigbase::crypto::{Algorithm, CryptoError, KeyKind, KeyRejection, SigningKey, VerifyingKey};
@@ -13,6 +11,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use proptest::prelude::*;
 use serde_json::{json, Value};
+
+use crate::common::hex;
 
 const TEST_MEMBER: &str = "_private_d_for_test_only";
 
@@ -33,13 +33,6 @@ const RFC9449_JKT: &str = "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I";
 
 /// The P-256 group order n.
 const P256_ORDER_HEX: &str = "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551";
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 fn b64(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)

@@ -1,7 +1,6 @@
 //! Every AdCP conformance vector that carries `expected_signature_base`
 //! (webhook-signing and request-signing, positive and negative, including
 //! profile-3.2) gets a byte-identical base from this crate.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};
 use adcp_vectors::VectorRequest;

@@ -1,6 +1,5 @@
 //! Property tests for `Signature-Input` and `Signature` parsing: round trip
 //! through serialization, and no panics on arbitrary bytes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sigbase::{Error, SignatureInput, Signatures, MAX_SIGNATURE_INPUT_LEN};

@@ -6,8 +6,6 @@
 //! exploit the corners of the equation (small-order and non-canonical `R`,
 //! unreduced `s`, torsion components in `R` and in `A`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use adcp_sigbase::crypto::{Algorithm, VerifyingKey};
 use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
 use curve25519_dalek::edwards::EdwardsPoint;
