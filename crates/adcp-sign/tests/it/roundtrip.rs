@@ -1,7 +1,6 @@
 //! Sign → verify round trips through `adcp-verify`, over generated URLs
 //! (IDN hosts, default and explicit ports, dot segments, percent-encoding,
 //! queries, fragments), both algorithms and every profile.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::sync::OnceLock;
 

@@ -2,7 +2,6 @@
 //! `webhooks/webhook-hmac-sha256.json`: the signer-side fixtures, the
 //! signatures of every vector, the secret rejections, and the deprecation
 //! warning.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sign::{Body, FixedClock, LegacyHmacSigner, WebhookEvent};
 use serde_json::Value;

@@ -4,7 +4,6 @@
 //!
 //! Everything is read from the suite at run time (`adcp_vectors`); nothing
 //! is copied into the repository.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
 

@@ -1,17 +1,11 @@
 //! Loading signing keys (JWK, PKCS#8 PEM/DER, raw) and exporting the
 //! public half as a JWK / JWK Set a verifier accepts.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::jwk::{Jwk, Jwks};
 use adcp_sign::{Algorithm, KeyPurpose, Signer, SoftwareSigner};
 
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
+use crate::common::block_on;
 
 /// Signs with `signer` and verifies with the public JWK it exports.
 fn assert_signs_for_its_public_jwk(signer: &SoftwareSigner) {

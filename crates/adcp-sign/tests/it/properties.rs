@@ -1,7 +1,6 @@
 //! Property tests: duplicate-key input is rejected at any depth and clean
 //! input is kept byte for byte; serialize-once bodies; nonces and
 //! idempotency keys from any random bytes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;

@@ -1,6 +1,5 @@
 //! Misuse is a typed error with a stable code, never a panic, and nothing
 //! is signed.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,12 +9,7 @@ use adcp_sign::{
     SignerError, SigningProfile, SoftwareSigner, UnsignedRequest, WebhookEvent,
 };
 
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
+use crate::common::block_on;
 
 fn ed25519() -> SoftwareSigner {
     SoftwareSigner::generate(Algorithm::Ed25519, "k1").unwrap()
