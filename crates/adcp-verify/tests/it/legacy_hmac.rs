@@ -2,7 +2,6 @@
 //! secret rotation, configuration-time secret checks, and property tests
 //! (a single-byte change to the body, the timestamp or the signature never
 //! verifies; arbitrary input never panics).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::Message;

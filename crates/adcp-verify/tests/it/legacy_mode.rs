@@ -2,7 +2,6 @@
 //! delivery carrying any other scheme is `webhook_mode_mismatch` (even when
 //! that other scheme's signature is valid), and the dispatcher runs exactly
 //! one verifier.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};

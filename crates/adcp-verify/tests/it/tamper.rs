@@ -1,7 +1,6 @@
 //! Property tests: a valid signature never verifies after any single-byte
 //! change to a covered component, the signature or the body; the verifier
 //! never panics on arbitrary headers and bodies.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};

@@ -3,7 +3,6 @@
 //! copied into the repository), with the clock pinned to each vector's
 //! time. Every verifier-side case runs and its exact outcome is asserted;
 //! the case counts are asserted too, so a fixture change is noticed.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::Message;

@@ -1,5 +1,4 @@
 //! Scenarios the vectors do not cover, and properties of the gate.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
 use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};

@@ -2,16 +2,13 @@
 //! verification gives it: mixed algorithms, tampered signatures (which make
 //! the Ed25519 batch fail and fall back to one-by-one attribution),
 //! tampered bodies, expired windows and nonces repeated within the batch.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
-
+use crate::support::{message, run_now, Template};
 use adcp_verify::clock::FixedClock;
 use adcp_verify::keys::StaticKeyResolver;
 use adcp_verify::profile::Profile;
 use adcp_verify::replay::MemoryReplayStore;
 use adcp_verify::verifier::Verifier;
-use support::{message, run_now, Template};
 
 type Bench = Verifier<StaticKeyResolver, MemoryReplayStore, FixedClock>;
 

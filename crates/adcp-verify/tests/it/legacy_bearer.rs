@@ -1,6 +1,5 @@
 //! Legacy Bearer-token webhook authentication: header parsing, constant-time
 //! comparison semantics, configuration-time token checks, the body check.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::Message;
 use adcp_verify::error::{ErrorCode, Step};

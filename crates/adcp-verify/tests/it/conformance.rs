@@ -1,7 +1,6 @@
 //! The official AdCP conformance suite (release 3.2.4) through the
 //! verifier: every vector runs, none is skipped, and the suite must match
 //! the committed manifest.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_verify::conformance::run_suite;
 

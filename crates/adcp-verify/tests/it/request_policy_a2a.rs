@@ -2,9 +2,7 @@
 //! operation resolution and the pre-check outcome. The two validly signed
 //! positives end in `Decision::Verify`; the conformance runner completes
 //! them with the checklist.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
 use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};
 use adcp_verify::profile::DigestCoverage;
@@ -13,19 +11,10 @@ use adcp_verify::request_policy::{
     FallbackCredential, Mode, Rejection, VerifierCapability,
 };
 use serde_json::Value;
+
+use crate::support::vector_message;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-fn message(req: &VectorRequest) -> Message<'_> {
-    let mut msg = Message::request(req.method.as_str(), req.url.as_str());
-    for (name, value) in &req.headers {
-        msg.push_header(name.as_str(), value.as_str());
-    }
-    match &req.body {
-        Some(body) => msg.with_body(body.as_bytes()),
-        None => msg,
-    }
-}
 
 fn load(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -44,7 +33,7 @@ fn a2a_operation_resolution_vectors() {
         let id = path.strip_prefix(&suite).unwrap().display().to_string();
         let vector = load(path);
         let req = VectorRequest::from_json(&vector["request"]).unwrap();
-        let msg = message(&req);
+        let msg = vector_message(&req);
         let cap = VerifierCapability::from_json(&vector["verifier_capability"]).unwrap();
         assert_eq!(cap.covers_content_digest(), Some(DigestCoverage::Required), "{id}");
         let binding = Binding::infer(&req.url);
@@ -167,7 +156,7 @@ fn a2a_signed_vectors_conclude_on_the_checklist_result() {
     };
     let vector = load(&suite.join("request-signing/a2a/positive/002-signed-message-send-v0-3-create-media-buy.json"));
     let req = VectorRequest::from_json(&vector["request"]).unwrap();
-    let msg = message(&req);
+    let msg = vector_message(&req);
     let cap = VerifierCapability::from_json(&vector["verifier_capability"]).unwrap();
     let Decision::Verify(plan) = decide(&cap, Binding::JsonRpc, &msg, FallbackCredential::Valid) else {
         panic!("signed request must be verified")

@@ -6,9 +6,7 @@
 //! Signature-Input) with `request_signature_header_malformed`. Every other
 //! vector is signed and must reach the checklist (`Decision::Verify`) under
 //! the advertised digest policy; the conformance runner grades those.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use adcp_sigbase::Message;
 use adcp_vectors::VectorRequest;
 use adcp_verify::error::Step;
 use adcp_verify::request_policy::{
@@ -16,16 +14,7 @@ use adcp_verify::request_policy::{
 };
 use serde_json::Value;
 
-fn message(req: &VectorRequest) -> Message<'_> {
-    let mut msg = Message::request(req.method.as_str(), req.url.as_str());
-    for (name, value) in &req.headers {
-        msg.push_header(name.as_str(), value.as_str());
-    }
-    match &req.body {
-        Some(body) => msg.with_body(body.as_bytes()),
-        None => msg,
-    }
-}
+use crate::support::vector_message;
 
 fn has(req: &VectorRequest, header: &str) -> bool {
     req.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(header))
@@ -54,7 +43,7 @@ fn request_vectors_precheck() {
             .to_string();
         let vector: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let req = VectorRequest::from_json(&vector["request"]).unwrap();
-        let msg = message(&req);
+        let msg = vector_message(&req);
         let cap = VerifierCapability::from_json(&vector["verifier_capability"]).unwrap();
         let binding = Binding::infer(&req.url);
         let outcome = &vector["expected_outcome"];

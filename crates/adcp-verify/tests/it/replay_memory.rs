@@ -9,8 +9,6 @@
 //! (`crates/adcp-store/tests/contract`), which runs against `MemoryReplayStore`
 //! in `crates/adcp-store/tests/memory.rs`; it is not repeated here.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use adcp_verify::replay::InsertOutcome::{self, AggregateCapReached, Inserted, KeyidCapReached, Replayed};
 use adcp_verify::replay::{CapKey, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::{Arc, Barrier};

@@ -1,7 +1,6 @@
 //! `request-signing/protocol-method-names.json`: the `protocol_methods_*`
 //! declaration grammar (2 families, 21 valid names; 7 invalid names) and
 //! exact decoded-string matching (8 cases).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
 use adcp_verify::profile::DigestCoverage;

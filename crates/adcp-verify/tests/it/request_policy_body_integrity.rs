@@ -9,7 +9,6 @@
 //! plan the checklist result those facts imply (step 6 coverage, step 10
 //! crypto, step 11 digest, in checklist order). The crypto and digest facts
 //! are simulated here; the conformance runner grades them for real.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sigbase::Message;
 use adcp_verify::error::{CodePrefix, ErrorCode, Step, VerifyError};

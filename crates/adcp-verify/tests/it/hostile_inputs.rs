@@ -4,10 +4,8 @@
 //! with the conformance suite's test key whenever the case's
 //! `Signature-Input` parses, so each case reaches the check it targets
 //! instead of failing at the signature.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
-
+use crate::support::run_now;
 use adcp_sigbase::crypto::SigningKey;
 use adcp_sigbase::digest::{ContentDigest, DigestAlgorithm};
 use adcp_sigbase::encoding::BinaryEncoding;
@@ -19,7 +17,6 @@ use adcp_verify::keys::StaticKeyResolver;
 use adcp_verify::profile::Profile;
 use adcp_verify::replay::MemoryReplayStore;
 use adcp_verify::verifier::Verifier;
-use support::run_now;
 
 use ErrorCode as E;
 
