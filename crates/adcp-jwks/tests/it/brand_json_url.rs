@@ -1,16 +1,13 @@
 //! The 8-step `identity.brand_json_url` chain against a local HTTPS server:
 //! every spec rejection code, the per-step trace, and the resolver on top.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-mod common;
-
+use crate::common::{jwks, key, ok, redirect, Resp, Server};
 use adcp_jwks::identity::{resolve_brand_json_url, CapabilitiesSource, HttpsCapabilities};
 use adcp_jwks::{
     ChainOptions, FetchError, HttpsKeyResolver, KeySource, PublisherPin, SigningSurface, StaticCapabilities,
     StepOutcome,
 };
 use adcp_verify::keys::KeyResolver;
-use common::{jwks, key, ok, redirect, Resp, Server};
 use serde_json::json;
 use std::sync::Arc;
 

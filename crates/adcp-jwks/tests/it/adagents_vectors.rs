@@ -3,15 +3,12 @@
 //! the network against a local HTTPS server that serves the vector's
 //! redirect chain (hosts resolved to loopback through the test-only
 //! exception, ports added to every URL). A refused hop must never be dialed.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-mod common;
-
+use crate::common::{ok, redirect, Server};
 use adcp_jwks::adagents::{
     check_redirect, discover_adagents, fetch_adagents, AdagentsError, AdagentsTarget, MAX_WELL_KNOWN_HOPS,
 };
 use adcp_jwks::{DiscoveryTrace, SsrfPolicy};
-use common::{ok, redirect, Server};
 use serde_json::Value;
 use url::Url;
 

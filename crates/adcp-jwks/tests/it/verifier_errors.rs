@@ -3,10 +3,8 @@
 //! to a local HTTPS server. Signed (JWS) revocation lists, revoked and
 //! stale keys, unknown kids, broken chains and publisher pins each end in
 //! their spec code.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-mod common;
-
+use crate::common::{ok, Resp, Server};
 use adcp_jwks::{HttpsKeyResolver, PublisherPin};
 use adcp_sigbase::Message;
 use adcp_sign::{Algorithm, FixedClock, HttpSigner, SoftwareSigner, WebhookEvent};
@@ -16,7 +14,6 @@ use adcp_verify::profile::Profile;
 use adcp_verify::replay::MemoryReplayStore;
 use adcp_verify::verifier::Verifier;
 use base64::Engine as _;
-use common::{ok, Resp, Server};
 use serde_json::json;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -79,7 +76,7 @@ async fn fx() -> Fx {
     );
     s.set(
         "/jwks.json",
-        ok(common::jwks(vec![signer.public_jwk().unwrap().to_public_json()])),
+        ok(crate::common::jwks(vec![signer.public_jwk().unwrap().to_public_json()])),
     );
     s.set("/revocations.json", ok(signed_list(&s, &signer, "k1", T0 + 60, &[])));
     Fx {
@@ -251,7 +248,7 @@ async fn unknown_kid_and_broken_chains() {
         } else {
             vec![b, c, a.clone()]
         };
-        f.s.set("/jwks.json", ok(common::jwks(keys)));
+        f.s.set("/jwks.json", ok(crate::common::jwks(keys)));
         f.s.set("/revocations.json", ok(signed_list(&f.s, &other, "k2", T0 + 60, &[])));
         let r = f.resolver(None);
         assert_eq!(

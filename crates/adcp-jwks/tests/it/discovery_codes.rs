@@ -4,10 +4,8 @@
 //! the exact `request_signature_*` code of the failing chain step; a
 //! webhook-profile verifier reports the generic `webhook_signature_jwks_*`
 //! code of the same retry class.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-mod common;
-
+use crate::common::{ok, Resp, Server};
 use adcp_jwks::{HttpsKeyResolver, SigningSurface, StaticCapabilities};
 use adcp_sigbase::Message;
 use adcp_sign::{Algorithm, Body, FixedClock, HttpSigner, SoftwareSigner, UnsignedRequest, WebhookEvent};
@@ -17,7 +15,6 @@ use adcp_verify::keys::{KeyResolver, ResolveError};
 use adcp_verify::profile::Profile;
 use adcp_verify::replay::MemoryReplayStore;
 use adcp_verify::verifier::Verifier;
-use common::{ok, Resp, Server};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -44,7 +41,7 @@ async fn fx() -> Fx {
     );
     s.set(
         "keys.op.example/jwks.json",
-        ok(common::jwks(vec![signer.public_jwk().unwrap().to_public_json()])),
+        ok(crate::common::jwks(vec![signer.public_jwk().unwrap().to_public_json()])),
     );
     Fx {
         s,

@@ -1,13 +1,10 @@
 //! Integration tests against real local HTTPS servers (test CA minted at
 //! test time with rcgen). Only loopback is contacted, through the
 //! explicitly test-only SSRF exception.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-mod common;
-
+use crate::common::{jwks, key, ok, redirect, Resp, Server};
 use adcp_jwks::{DiscoveryError, FetchConfig, FetchError, Fetcher, HttpsKeyResolver, StaticDnsResolver, TrustRoots};
 use adcp_verify::keys::{KeyResolver, RevocationStatus};
-use common::{jwks, key, ok, redirect, Resp, Server};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;

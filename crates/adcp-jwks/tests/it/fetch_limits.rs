@@ -1,13 +1,10 @@
 //! Body caps and deadlines hold while streaming: a body without
 //! `Content-Length` is cut off at the cap, and a server that sends its body
 //! slowly is abandoned at the total deadline.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-mod common;
-
+use crate::common::{ok, Resp, Server};
 use adcp_jwks::documents::MAX_JWKS_BYTES;
 use adcp_jwks::{FetchError, HttpsKeyResolver};
-use common::{ok, Resp, Server};
 use std::time::{Duration, Instant};
 
 #[tokio::test]
