@@ -1,10 +1,7 @@
 //! Untrusted input never panics: arbitrary bodies, headers and JSON through
 //! the receiver, the envelope check, extraction and the canonical form.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
+use crate::common::*;
 use adcp_sign::Algorithm;
 use adcp_webhook::envelope::check_mcp_envelope;
 use adcp_webhook::extract::{detect_format, extract, PayloadFormat};
@@ -12,7 +9,6 @@ use adcp_webhook::jcs;
 use adcp_webhook::receiver::{Decision, Receiver};
 use adcp_webhook::sender::parse_retry_after;
 use bytes::Bytes;
-use common::*;
 use proptest::prelude::*;
 use serde_json::Value;
 

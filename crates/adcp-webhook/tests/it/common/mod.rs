@@ -5,12 +5,14 @@ use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_verify::keys::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver};
 use adcp_verify::replay::{MemoryReplayStore, ReplayStore};
+use adcp_webhook::payload::PayloadKind;
 use adcp_webhook::receiver::{Receiver, ReceiverConfig, ReceiverLayer, Webhook};
 use adcp_webhook::sender::{DestinationPolicy, RetryPolicy, WebhookSender};
 use async_trait::async_trait;
 use axum::routing::post;
 use axum::Router;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,4 +141,20 @@ pub fn loopback_sender(signer: HttpSigner<SoftwareSigner>, policy: RetryPolicy) 
 
 pub fn url(addr: SocketAddr, path: &str) -> String {
     format!("http://{addr}{path}")
+}
+
+/// The project fixture of `kind` (`tests/fixtures/payloads/<kind>.json`).
+pub fn fixture(kind: PayloadKind) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/payloads")
+        .join(format!("{}.json", kind.as_str()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `relative` from the conformance suite; `None` (the test skips) when the
+/// suite is absent and `CI` is not `true`.
+pub fn suite_file(relative: &str) -> Option<serde_json::Value> {
+    let suite = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}"))?;
+    Some(adcp_vectors::load_json(&suite, relative).unwrap_or_else(|e| panic!("{e}")))
 }

@@ -5,17 +5,13 @@
 //! HTTP request with the clock pinned at its `reference_now`, passes the
 //! receiver's verification.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
+use crate::common::*;
 use adcp_sigbase::clock::FixedClock;
 use adcp_sign::Algorithm;
 use adcp_verify::keys::StaticKeyResolver;
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};
 use adcp_webhook::receiver::{outcome, Receiver, ReceiverConfig};
 use adcp_webhook::sender::{DeliveryOutcome, Destination, DestinationPolicy, WebhookSender};
-use common::*;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -265,7 +261,7 @@ async fn positive_conformance_vectors_replayed_live_are_accepted() {
 // verifies with `adcp_verify`.
 
 mod activation {
-    use super::common::*;
+    use crate::common::*;
     use adcp_sign::Algorithm;
     use adcp_verify::clock::SystemClock;
     use adcp_verify::keys::StaticKeyResolver;

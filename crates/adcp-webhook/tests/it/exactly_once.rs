@@ -6,17 +6,13 @@
 //! PostgreSQL with their features, reading `REDIS_URL` / `DATABASE_URL`, else
 //! private servers: `adcp_test_support::{redis_url, database_url}`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
+use crate::common::*;
 use adcp_sign::Algorithm;
 use adcp_store::idempotency::IdempotencyStore;
 use adcp_verify::replay::ReplayStore;
 use adcp_webhook::envelope::{McpWebhook, TaskStatus};
 use adcp_webhook::receiver::{outcome, Receiver};
 use adcp_webhook::sender::{DeliveryOutcome, Destination};
-use common::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -31,7 +27,7 @@ struct Instance {
 
 async fn run(first: Instance, second: Instance) {
     let (signer, jwks) = seller(Algorithm::EcdsaP256Sha256, "seller-e2e-2026");
-    let effects = Arc::new(common::Effects::default());
+    let effects = Arc::new(crate::common::Effects::default());
     let build = |i: Instance| {
         Receiver::builder(keys_for(&jwks), i.replay, i.idempotency)
             .config(http_config())
@@ -222,11 +218,6 @@ use std::sync::Mutex;
 
 const BUYER: &str = "https://buyer.example";
 
-fn fixture(kind: &str) -> serde_json::Value {
-    let path = format!("{}/tests/fixtures/payloads/{kind}.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 /// `body` signed under the webhook profile for `url` (any JSON body,
 /// challenges included: they carry no idempotency key).
 async fn signed(signer: &HttpSigner<SoftwareSigner>, url: &str, body: &serde_json::Value) -> http::Request<Bytes> {
@@ -341,7 +332,7 @@ async fn lifecycle(instance: Instance) {
         ) {
             continue;
         }
-        let body = fixture(kind.as_str());
+        let body = fixture(kind);
         let (status, _, seen) = deliver(&receiver, signed(&signer, &url, &body).await).await;
         assert_eq!(status, 200, "{kind:?}");
         let webhook = seen.unwrap_or_else(|| panic!("{kind:?} not delivered"));
@@ -360,7 +351,7 @@ async fn lifecycle(instance: Instance) {
 
     // Re-emission: a new idempotency_key with a known notification_id is
     // delivered and marked with the first key.
-    let first = fixture("creative_status_changed");
+    let first = fixture(PayloadKind::CreativeStatusChanged);
     let mut again = first.clone();
     again["idempotency_key"] = serde_json::json!("reemit-0000000000000000001");
     let (status, _, seen) = deliver(&receiver, signed(&signer, &url, &again).await).await;
@@ -368,7 +359,7 @@ async fn lifecycle(instance: Instance) {
     let seen = seen.expect("a re-emission of a notification is delivered");
     assert_eq!(seen.reemission_of(), first["idempotency_key"].as_str());
     // …but a terminal task result is never republished.
-    let mut task = fixture("mcp_task");
+    let mut task = fixture(PayloadKind::McpTask);
     task["status"] = serde_json::json!("completed");
     task["notification_id"] = serde_json::json!("task-terminal-1");
     task["idempotency_key"] = serde_json::json!("terminal-00000000000000001");
@@ -485,14 +476,14 @@ async fn lifecycle(instance: Instance) {
     }
 
     // Notifications to registered URLs are held to their registration.
-    let mut note = fixture("creative_status_changed");
+    let mut note = fixture(PayloadKind::CreativeStatusChanged);
     note["subscriber_id"] = serde_json::json!("desk-1");
     note["account_id"] = serde_json::json!("acct_1");
     note["idempotency_key"] = serde_json::json!("registered-000000000000001");
     note["notification_id"] = serde_json::json!("note-registered-1");
     let (status, _, seen) = deliver(&receiver, signed(&signer, &hooks, &note).await).await;
     assert_eq!((status, seen.is_some()), (200, true));
-    let mut purged = fixture("creative_purged");
+    let mut purged = fixture(PayloadKind::CreativePurged);
     purged["subscriber_id"] = serde_json::json!("desk-1");
     purged["account_id"] = serde_json::json!("acct_1");
     for (what, path, mut body, edit) in [
@@ -547,7 +538,7 @@ async fn registrations_bind_the_seller_and_invalid_notification_ids_are_not_trac
         .subscriptions(Arc::new(subscriptions))
         .build()
         .unwrap();
-    let mut note = fixture("creative_status_changed");
+    let mut note = fixture(PayloadKind::CreativeStatusChanged);
     note["subscriber_id"] = serde_json::json!("desk-1");
     note["account_id"] = serde_json::json!("acct_1");
     // Another seller, whose own signature verifies, at this registration's URL.
@@ -559,7 +550,7 @@ async fn registrations_bind_the_seller_and_invalid_notification_ids_are_not_trac
     assert_eq!((status, seen.is_some()), (200, true));
     // A generic payload whose notification_id is not a valid one: delivered,
     // without identity tracking (never a retryable store error).
-    let mut generic = fixture("generic");
+    let mut generic = fixture(PayloadKind::Generic);
     generic["notification_id"] = serde_json::json!("x".repeat(300));
     let (status, _, seen) = deliver(&receiver, signed(&signer, &format!("{BUYER}/events"), &generic).await).await;
     assert_eq!(status, 200);

@@ -1,9 +1,6 @@
 //! Acceptance: failure paths of the sender and the receiver.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
+use crate::common::*;
 use adcp_sign::{Algorithm, RandomSource, RandomnessUnavailable, WebhookEvent};
 use adcp_store::idempotency::{
     ClaimOutcome, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore,
@@ -18,7 +15,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::Router;
 use bytes::Bytes;
-use common::*;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

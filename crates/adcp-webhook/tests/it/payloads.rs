@@ -5,8 +5,6 @@
 //! detection order, the refusals and the challenge-response validator;
 //! and arbitrary JSON never panics the classifier.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use adcp_webhook::envelope::TaskStatus;
 use adcp_webhook::payload::{
     AcceptKinds, Challenge, ChallengeResponse, ChallengeResponseError, Channel, PayloadError, PayloadKind,
@@ -15,6 +13,8 @@ use adcp_webhook::payload::{
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
+
+use crate::common::{fixture, suite_file};
 
 /// Every kind with its project fixture and the channel that delivers it.
 const KINDS: [(PayloadKind, Channel); 21] = [
@@ -40,14 +40,6 @@ const KINDS: [(PayloadKind, Channel); 21] = [
     (PayloadKind::AgentChallenge, Channel::AgentNotifications),
     (PayloadKind::Generic, Channel::AccountNotifications),
 ];
-
-fn fixture(kind: PayloadKind) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/payloads")
-        .join(format!("{}.json", kind.as_str()));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 fn schemas() -> Option<PathBuf> {
     adcp_vectors::require_schemas_dir().unwrap_or_else(|e| panic!("{e}"))
@@ -232,11 +224,6 @@ fn challenge_response_schema_examples_pass_the_validator() {
 }
 
 // ---------------------------------------------------------- conformance
-
-fn suite_file(relative: &str) -> Option<Value> {
-    let suite = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}"))?;
-    Some(adcp_vectors::load_json(&suite, relative).unwrap_or_else(|e| panic!("{e}")))
-}
 
 #[test]
 fn receiver_envelope_vectors_agree() {

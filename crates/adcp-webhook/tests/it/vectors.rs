@@ -4,10 +4,7 @@
 //! extraction page references). The suite is read through `adcp-vectors`;
 //! with `CI=true` a missing suite fails instead of skipping.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
+use crate::common::*;
 use adcp_sign::{Algorithm, Body, UnsignedRequest};
 use adcp_webhook::envelope::check_mcp_envelope;
 use adcp_webhook::extract::{a2a_state, detect_format, extract, ExtractError, PayloadFormat};
@@ -15,15 +12,9 @@ use adcp_webhook::jcs;
 use adcp_webhook::receiver::{outcome, Receiver, ReceiverLayer, Webhook};
 use axum::routing::post;
 use axum::Router;
-use common::*;
 use serde_json::Value;
 use std::sync::Arc;
 use tower::ServiceExt;
-
-fn suite_file(relative: &str) -> Option<Value> {
-    let suite = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}"))?;
-    Some(adcp_vectors::load_json(&suite, relative).unwrap_or_else(|e| panic!("{e}")))
-}
 
 fn format_of(name: &str) -> PayloadFormat {
     match name {

@@ -3,8 +3,6 @@
 //! `cargo test` builds the examples before the tests; when a filtered run
 //! did not build them, the test is skipped (and fails under `CI=true`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
