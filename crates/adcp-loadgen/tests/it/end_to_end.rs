@@ -1,6 +1,5 @@
 //! A short paced run through two in-process gateways sharing one store, in
 //! front of the counting sink: the accounting must balance.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_loadgen::run::{KeySource, Pace, RunOptions};
 use adcp_loadgen::sink::Sink;
