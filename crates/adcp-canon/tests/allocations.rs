@@ -1,4 +1,8 @@
 //! ASCII inputs allocate only the output: one allocation per call.
+//!
+//! A binary of its own, not a module of `tests/it`: it installs
+//! `CountingAllocator` as the `#[global_allocator]`, which is process-wide
+//! (one per binary), so every test sharing the binary would run on it too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_test_support::{allocations_during, CountingAllocator};

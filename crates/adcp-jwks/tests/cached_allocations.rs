@@ -2,6 +2,10 @@
 //! call allocates nothing, the `KeyResolver` trait call only the one box
 //! `async_trait` puts its future in. Counted with the counting allocator,
 //! on one thread (futures polled once, in place, with a no-op waker).
+//!
+//! A binary of its own, not a module of `tests/it`: it installs
+//! `CountingAllocator` as the `#[global_allocator]`, which is process-wide
+//! (one per binary), so every test sharing the binary would run on it too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod common;

@@ -6,6 +6,13 @@
 //! counts connections: a guard that let a loopback spelling through would
 //! show up there. Names go through a counting resolver: IP literals must
 //! be refused without a lookup, names after exactly one.
+//!
+//! A binary of its own, not a module of `tests/it`:
+//! `destination_dns_resolver_pins_reqwest_clients` installs rustls's
+//! process-wide default `CryptoProvider` (this workspace builds reqwest
+//! without one). Sharing a process, every other test would then run with a
+//! default provider the library code never gets, and one that needed it by
+//! mistake would pass or fail depending on test order.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use adcp_jwks::{

@@ -1,6 +1,10 @@
 //! Building the base for a five-component webhook takes a handful of
 //! allocations (the output buffer and one scratch string), whatever the
 //! header sizes.
+//!
+//! A binary of its own, not a module of `tests/it`: it installs
+//! `CountingAllocator` as the `#[global_allocator]`, which is process-wide
+//! (one per binary), so every test sharing the binary would run on it too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use adcp_sigbase::{signature_base, BaseOptions, Message, SignatureInput};

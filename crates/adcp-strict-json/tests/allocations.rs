@@ -1,6 +1,10 @@
 //! Memory stays bounded by the member names of the objects on the current
 //! path: peak live heap bytes during `check`, measured with a counting
 //! allocator.
+//!
+//! A binary of its own, not a module of `tests/it`: it installs its counting
+//! allocator as the `#[global_allocator]`, which is process-wide (one per
+//! binary), so every test sharing the binary would run on it too.
 // A counting global allocator needs `unsafe impl GlobalAlloc`; it only
 // forwards to the system allocator.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point

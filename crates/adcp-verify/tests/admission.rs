@@ -1,6 +1,12 @@
 //! New-keyid admission pressure: each clause trips on its attack shape and
 //! stays quiet on steady traffic; thresholds come only from explicit
 //! values, the environment or the named starting values; tuning-overdue.
+//!
+//! A binary of its own, not a module of `tests/it`:
+//! `from_env_reads_the_process_environment` sets and removes process
+//! environment variables, which are global to the process; another test's
+//! thread reading the environment meanwhile (`std::env`, or libc's `getenv`
+//! inside a dependency) would race with it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,6 +1,10 @@
 //! A warm verifier accepts a webhook with a bounded, small number of heap
 //! allocations (the hot path of every receiver; allocator traffic is a
 //! measurable share of the non-crypto time).
+//!
+//! A binary of its own, not a module of `tests/it`: it installs
+//! `CountingAllocator` as the `#[global_allocator]`, which is process-wide
+//! (one per binary), so every test sharing the binary would run on it too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;

@@ -1,10 +1,16 @@
 //! Observability: the `webhook.receive` span carries keyid, sender,
 //! idempotency key and outcome; nothing logged contains the body; every
-//! rejection code is counted. (Its own test binary: tracing caches
-//! callsite interest per process.)
+//! rejection code is counted.
+//!
+//! A binary of its own, not a module of `tests/it`: it captures `tracing`
+//! spans and events under a thread-local subscriber, and `tracing` caches
+//! per-callsite interest process-wide, so the `tests/it` tests driving the
+//! same receiver callsites without a subscriber in parallel could make it
+//! miss them. It shares the fixtures of `tests/it/common`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use adcp_sign::Algorithm;

@@ -103,6 +103,18 @@ pub fn message<'a>(url: &'a str, headers: &'a [(String, String)], body: &'a str)
     msg.with_body(body.as_bytes())
 }
 
+/// A vector's request as it is, headers and body included.
+pub fn vector_message(req: &adcp_vectors::VectorRequest) -> Message<'_> {
+    let mut msg = Message::request(req.method.as_str(), req.url.as_str());
+    for (name, value) in &req.headers {
+        msg.push_header(name.as_str(), value.as_str());
+    }
+    match &req.body {
+        Some(body) => msg.with_body(body.as_bytes()),
+        None => msg,
+    }
+}
+
 /// Polls a future that never waits (in-memory stores) to completion.
 pub fn run_now<F: Future>(f: F) -> F::Output {
     match pin!(f).as_mut().poll(&mut Context::from_waker(Waker::noop())) {
