@@ -21,7 +21,7 @@
 //! must be canonical (`< ℓ`), `R` must decompress and not be of small order,
 //! `A` not of small order (checked once, when the key is loaded),
 //! `k = SHA-512(R_bytes || A_bytes || M) mod ℓ`, cofactorless equation.
-//! `tests/ed25519_equivalence.rs` checks the two decisions agree on honest,
+//! `tests/it/ed25519_equivalence.rs` checks the two decisions agree on honest,
 //! mutated and deliberately crafted signatures (small-order and
 //! non-canonical `R`, unreduced `s`, torsion components in `R` and `A`).
 
