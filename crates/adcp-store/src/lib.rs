@@ -71,6 +71,8 @@ pub mod postgres;
 pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use adcp_verify::replay::{ReplayLimits, ReplayStore};
 use idempotency::{ConfigError, IdempotencyConfig, IdempotencyStore};

@@ -3,7 +3,6 @@
 //! `DATABASE_URL` through `adcp_test_support` (defaults, and a private
 //! server when they do not answer, as in the other backend tests).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Built without any backend, only the parsing and feature tests remain.
 #![cfg_attr(
     not(any(feature = "sqlite", feature = "redis", feature = "postgres")),

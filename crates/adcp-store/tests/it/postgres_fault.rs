@@ -5,15 +5,10 @@
 //! within `op_timeout`; once it is back, the same store recovers by itself
 //! and every acknowledged write is still there.
 
-#![cfg(feature = "postgres")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod fixtures;
-
+use crate::fixtures::{claim_when_back, claimed, database_url, event, SELLER_NONCE};
 use adcp_store::idempotency::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore};
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
 use adcp_verify::replay::{InsertOutcome, ReplayStore};
-use fixtures::{claim_when_back, claimed, database_url, event, SELLER_NONCE};
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
