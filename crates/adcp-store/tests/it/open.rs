@@ -15,7 +15,7 @@ use adcp_verify::replay::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::Arc;
 
 const NOW: i64 = 1_776_520_800;
-const FP: Fingerprint<'static> = Fingerprint(&[0x44; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x44; 32]);
 const EVENT: SenderKey<'static> = SenderKey {
     sender: "https://seller.example/mcp",
     idempotency_key: "whk_open",

@@ -40,7 +40,7 @@ fn unique_schema() -> String {
 contract::contract_tests!(contract::Shared<Postgres>);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[0x22; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x22; 32]);
 
 #[tokio::test]
 async fn claims_survive_a_new_pool_and_schema_is_reused() {

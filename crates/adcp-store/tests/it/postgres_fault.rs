@@ -16,7 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 const NOW: i64 = 1_776_520_800;
-const FP: Fingerprint<'static> = Fingerprint(&[0x66; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x66; 32]);
 
 /// Forwards `127.0.0.1:port` to `upstream` while up; `stop` cuts every
 /// connection and closes the port, `start` opens it again.

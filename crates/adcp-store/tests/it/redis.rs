@@ -43,7 +43,7 @@ fn unique_prefix() -> String {
 contract::contract_tests!(contract::Shared<Redis>);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[0x33; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x33; 32]);
 
 #[tokio::test]
 async fn refuses_short_windows_and_bad_prefixes() {

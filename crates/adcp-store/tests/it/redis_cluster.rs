@@ -101,7 +101,7 @@ async fn the_server_puts_each_shard_and_each_sender_in_one_slot() {
             ..RedisOptions::default()
         })
         .await;
-    let fp = Fingerprint(&[1; 32]);
+    let fp = Fingerprint::from_array(&[1; 32]);
     for i in 0..40 {
         let keyid = format!("seller-{i}");
         let sender = format!("https://seller-{}.example/mcp", i % 5);

@@ -41,7 +41,7 @@ impl contract::Tier for OnCluster {
 contract::contract_tests!(sequential every_contract_case, contract::Shared<OnCluster>);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[7; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[7; 32]);
 
 async fn dbsize(port_url: &str) -> u64 {
     let client = redis::Client::open(port_url).unwrap();

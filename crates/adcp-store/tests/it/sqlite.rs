@@ -78,7 +78,7 @@ impl contract::Backend for Sqlite {
 contract::contract_tests!(Sqlite);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[0x11; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x11; 32]);
 const SELLER: &str = "https://seller.example/mcp";
 
 #[test]
@@ -673,7 +673,7 @@ async fn a_version_2_database_gains_the_notification_records_at_open() {
     let dir = TempDir::new();
     let path = dir.path().join("v2.sqlite");
     let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
-    let fp = Fingerprint(&[4; 32]);
+    let fp = Fingerprint::from_array(&[4; 32]);
     let ClaimOutcome::Claimed(claim) = store.claim(key("whk_before"), fp, NOW).await.unwrap() else {
         panic!("fresh claim expected")
     };

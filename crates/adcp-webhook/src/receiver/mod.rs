@@ -700,7 +700,11 @@ impl Receiver {
             sender: &sender,
             idempotency_key: &idempotency_key,
         };
-        let claim = match inner.idempotency.claim(event, Fingerprint(&fingerprint), now).await {
+        let claim = match inner
+            .idempotency
+            .claim(event, Fingerprint::from_array(&fingerprint), now)
+            .await
+        {
             Ok(ClaimOutcome::Claimed(claim)) => claim,
             Ok(ClaimOutcome::Completed) => return self.reply(Reply::new(StatusCode::OK, outcome::DUPLICATE)),
             Ok(ClaimOutcome::Conflict) => {
