@@ -106,6 +106,7 @@
 
 mod duplicates;
 mod error;
+pub mod jcs;
 mod limits;
 mod sanitize;
 mod scanner;

@@ -13,7 +13,6 @@
 //! - [`receiver`]: 413 → 415 → raw bytes → mode → verifier → claim →
 //!   handler → completion; see the table in the module docs.
 //! - [`extract`]: MCP vs A2A detection and data extraction.
-//! - [`jcs`]: the RFC 8785 payload fingerprint bound to each key.
 //! - [`payload`]: a typed model of every 3.2 webhook payload kind and the
 //!   classifier (by registration channel, else by shape) the receiver uses.
 //!
@@ -78,7 +77,6 @@
 
 pub mod envelope;
 pub mod extract;
-pub mod jcs;
 pub mod payload;
 pub mod receiver;
 pub mod sender;

@@ -6,9 +6,9 @@
 mod common;
 
 use adcp_sign::Algorithm;
+use adcp_strict_json::jcs;
 use adcp_webhook::envelope::check_mcp_envelope;
 use adcp_webhook::extract::{detect_format, extract, PayloadFormat};
-use adcp_webhook::jcs;
 use adcp_webhook::receiver::{Decision, Receiver};
 use adcp_webhook::sender::parse_retry_after;
 use bytes::Bytes;

@@ -9,9 +9,9 @@
 mod common;
 
 use adcp_sign::{Algorithm, Body, UnsignedRequest};
+use adcp_strict_json::jcs;
 use adcp_webhook::envelope::check_mcp_envelope;
 use adcp_webhook::extract::{a2a_state, detect_format, extract, ExtractError, PayloadFormat};
-use adcp_webhook::jcs;
 use adcp_webhook::receiver::{outcome, Receiver, ReceiverLayer, Webhook};
 use axum::routing::post;
 use axum::Router;

@@ -49,11 +49,11 @@ pub use subscriptions::{
 };
 pub use webhook::Webhook;
 
-use crate::jcs;
 use crate::payload::{AcceptKinds, Channel, WebhookPayload};
 use adcp_sigbase::clock::{Clock, SystemClock};
 use adcp_sigbase::Message;
 use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
+use adcp_strict_json::jcs;
 use adcp_verify::admission::AdmissionMonitor;
 use adcp_verify::error::VerifyError;
 use adcp_verify::keys::KeyResolver;
