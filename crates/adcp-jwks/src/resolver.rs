@@ -9,6 +9,7 @@ use crate::identity::{
 };
 use crate::trace::DiscoveryTrace;
 use adcp_sigbase::jwk::Jwks;
+use adcp_sigbase::{Clock, SystemClock};
 use adcp_verify::ErrorCode;
 use adcp_verify::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus};
 use async_trait::async_trait;
@@ -224,17 +225,9 @@ fn from_doc(what: &str, e: DocumentError) -> DiscoveryError {
     DiscoveryError::Malformed(format!("{what}: {e}"))
 }
 
-/// A clock in Unix seconds (injectable for tests).
-pub type UnixClock = Arc<dyn Fn() -> i64 + Send + Sync>;
-
-fn system_clock() -> UnixClock {
-    Arc::new(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-            .unwrap_or(0)
-    })
-}
+/// The resolver's clock: any [`Clock`] (Unix seconds), the one signers and
+/// verifiers take; a closure `|| unix_seconds` is one.
+pub type UnixClock = Arc<dyn Clock>;
 
 /// Builder for [`HttpsKeyResolver`].
 pub struct HttpsKeyResolverBuilder {
@@ -349,7 +342,8 @@ impl HttpsKeyResolverBuilder {
         self
     }
 
-    /// The clock (Unix seconds) used for TTLs and cooldowns.
+    /// The clock (Unix seconds) used for TTLs and cooldowns (default
+    /// [`SystemClock`]); pin it as the verifier's.
     pub fn clock(mut self, clock: UnixClock) -> Self {
         self.clock = clock;
         self
@@ -511,7 +505,7 @@ impl HttpsKeyResolver {
             allow_unsigned_revocation_list: false,
             jwks_ttl_secs: 5 * 60,
             fetch: FetchConfig::default(),
-            clock: system_clock(),
+            clock: Arc::new(SystemClock),
             pinned_jwks_uri: None,
             adopt_jwks_uri_changes: false,
         }
@@ -641,7 +635,7 @@ impl HttpsKeyResolver {
     /// `RwLock` read and one hash lookup. `Err` carries the generation of
     /// the fresh snapshot that lacks the kid (`None`: no fresh snapshot).
     fn cached(&self, keyid: &str) -> Result<Arc<ResolvedKey>, Option<u64>> {
-        let now = (self.inner.clock)();
+        let now = self.inner.clock.now();
         let guard = self.inner.snapshot.read().ok();
         match guard.as_deref().and_then(Option::as_ref) {
             Some(s) if now < s.expires_at => s.keys.get(keyid).map(Arc::clone).ok_or(Some(s.generation)),
@@ -651,7 +645,7 @@ impl HttpsKeyResolver {
 
     async fn resolve_slow(&self, keyid: &str, seen: Option<u64>) -> Result<Option<Arc<ResolvedKey>>, DiscoveryError> {
         let mut state = self.inner.refresh.lock().await;
-        let now = (self.inner.clock)();
+        let now = self.inner.clock.now();
         let snapshot = self.current().filter(|s| now < s.expires_at);
         if let Some(s) = &snapshot {
             if let Some(k) = s.keys.get(keyid) {
@@ -738,7 +732,7 @@ impl HttpsKeyResolver {
 
     async fn fetch_chain(&self) -> Result<AgentResolution, DiscoveryError> {
         self.inner.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let now = (self.inner.clock)();
+        let now = self.inner.clock.now();
         let inner = &self.inner;
         let result = match &inner.capabilities {
             Some(caps) => {

@@ -1,6 +1,6 @@
 //! Time is injected: signers stamp `created` from a [`Clock`], verifiers
-//! check windows against one, and tests pin it (the conformance vectors'
-//! `reference_now`).
+//! check windows against one, key resolvers expire their caches by one,
+//! and tests pin it (the conformance vectors' `reference_now`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -37,9 +37,25 @@ impl Clock for FixedClock {
     }
 }
 
-impl<C: Clock + ?Sized> Clock for &C {
+/// A closure returning Unix seconds is a clock: a test can move it, or
+/// offset the system clock, without a type of its own.
+///
+/// ```
+/// use adcp_sigbase::Clock;
+/// use std::sync::atomic::{AtomicI64, Ordering};
+/// use std::sync::Arc;
+///
+/// let t = Arc::new(AtomicI64::new(1_776_520_800));
+/// let clock: Arc<dyn Clock> = Arc::new({
+///     let t = Arc::clone(&t);
+///     move || t.load(Ordering::SeqCst)
+/// });
+/// t.fetch_add(60, Ordering::SeqCst);
+/// assert_eq!(clock.now(), 1_776_520_860);
+/// ```
+impl<F: Fn() -> i64 + Send + Sync> Clock for F {
     fn now(&self) -> i64 {
-        (**self).now()
+        self()
     }
 }
 

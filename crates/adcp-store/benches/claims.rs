@@ -46,7 +46,7 @@ const BATCH: usize = 256;
 const TASKS: usize = 32;
 const SENDERS: u64 = 64;
 const NOW: i64 = 1_776_520_800;
-const FP: Fingerprint<'static> = Fingerprint(&[0x5a; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x5a; 32]);
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 

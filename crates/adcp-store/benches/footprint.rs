@@ -36,7 +36,7 @@ use std::task::{Context, Poll, Waker};
 static ALLOC: CountingAllocator = CountingAllocator;
 
 const NOW: i64 = 1_776_520_800;
-const FP: Fingerprint<'static> = Fingerprint(&[0x5a; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x5a; 32]);
 const CHILD: &str = "FOOTPRINT_CHILD";
 
 fn env_usize(name: &str, default: usize) -> usize {

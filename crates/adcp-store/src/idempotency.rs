@@ -87,13 +87,60 @@ pub struct SenderKey<'a> {
 
 /// A digest of the canonical payload (for example SHA-256 over its RFC 8785
 /// JCS form), bound to the key by the first claim. Backends store it
-/// verbatim; at most [`Fingerprint::MAX_LEN`] bytes.
+/// verbatim. Its length is checked once, here: a `Fingerprint` holds at
+/// most [`Fingerprint::MAX_LEN`] bytes, so no store checks it again.
+///
+/// ```
+/// use adcp_store::idempotency::{Fingerprint, IdempotencyError};
+///
+/// let digest = [0x5a; 32]; // SHA-256 of the JCS payload
+/// let fingerprint = Fingerprint::from_array(&digest); // length checked at compile time
+/// assert_eq!(fingerprint.as_bytes(), &digest);
+/// assert_eq!(Fingerprint::new(&digest), Ok(fingerprint));
+/// assert_eq!(Fingerprint::new(&[0; 65]), Err(IdempotencyError::FingerprintTooLong));
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Fingerprint<'a>(pub &'a [u8]);
+pub struct Fingerprint<'a>(&'a [u8]);
 
-impl Fingerprint<'_> {
+impl<'a> Fingerprint<'a> {
     /// The longest fingerprint a store accepts (a SHA-512 digest).
     pub const MAX_LEN: usize = 64;
+
+    /// `bytes` as a fingerprint.
+    ///
+    /// # Errors
+    ///
+    /// [`IdempotencyError::FingerprintTooLong`] beyond [`Self::MAX_LEN`] bytes.
+    pub const fn new(bytes: &'a [u8]) -> Result<Self, IdempotencyError> {
+        if bytes.len() > Self::MAX_LEN {
+            return Err(IdempotencyError::FingerprintTooLong);
+        }
+        Ok(Self(bytes))
+    }
+
+    /// A digest of a fixed size as a fingerprint: infallible, the size is
+    /// checked at compile time (a digest longer than [`Self::MAX_LEN`]
+    /// bytes does not build). Usable in constants.
+    ///
+    /// ```compile_fail,E0080
+    /// let too_long = adcp_store::idempotency::Fingerprint::from_array(&[0; 65]);
+    /// ```
+    #[must_use]
+    pub const fn from_array<const N: usize>(digest: &'a [u8; N]) -> Self {
+        const {
+            assert!(
+                N <= Fingerprint::MAX_LEN,
+                "a fingerprint holds at most Fingerprint::MAX_LEN bytes"
+            )
+        };
+        Self(digest)
+    }
+
+    /// The fingerprint's bytes, at most [`Self::MAX_LEN`] of them.
+    #[must_use]
+    pub const fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
 }
 
 impl fmt::Debug for Fingerprint<'_> {
@@ -294,7 +341,8 @@ pub enum IdempotencyError {
     /// receiver took the claim over, or it was released, or the record expired.
     #[error("claim token no longer owns the idempotency record")]
     NotOwner,
-    /// The fingerprint is longer than [`Fingerprint::MAX_LEN`].
+    /// The fingerprint is longer than [`Fingerprint::MAX_LEN`]: refused
+    /// by [`Fingerprint::new`], before any store sees it.
     #[error("payload fingerprint longer than {} bytes", Fingerprint::MAX_LEN)]
     FingerprintTooLong,
     /// The `notification_id` is longer than [`MAX_NOTIFICATION_ID_LEN`]:
@@ -722,9 +770,6 @@ impl IdempotencyStore for MemoryIdempotencyStore {
         fingerprint: Fingerprint<'_>,
         now: i64,
     ) -> Result<ClaimOutcome, IdempotencyError> {
-        if fingerprint.0.len() > Fingerprint::MAX_LEN {
-            return Err(IdempotencyError::FingerprintTooLong);
-        }
         let mut state = self.lock()?;
         state.maybe_sweep_all(now);
         let existing = state.live(key, now).map(|r| (r, r.fingerprint == fingerprint.0));
@@ -878,7 +923,7 @@ impl IdempotencyStore for MemoryIdempotencyStore {
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let store = SenderAliases::new(MemoryIdempotencyStore::new(IdempotencyConfig::default())?)
 ///     .alias("hmac:seller-credential-7", "https://seller.example/mcp");
-/// let fp = Fingerprint(&[7; 32]);
+/// let fp = Fingerprint::from_array(&[7; 32]);
 /// let hmac = SenderKey { sender: "hmac:seller-credential-7", idempotency_key: "whk_1" };
 /// let rfc9421 = SenderKey { sender: "https://seller.example/mcp", idempotency_key: "whk_1" };
 /// let ClaimOutcome::Claimed(claim) = store.claim(hmac, fp, 0).await? else { unreachable!() };

@@ -43,7 +43,7 @@
 //!
 //!     // Application dedup: claim before side effects, complete after.
 //!     let event = SenderKey { sender: "https://seller.example/mcp", idempotency_key: "whk_01HW9D3H8F" };
-//!     let fingerprint = Fingerprint(&[0x5a; 32]); // SHA-256 of the JCS payload
+//!     let fingerprint = Fingerprint::from_array(&[0x5a; 32]); // SHA-256 of the JCS payload
 //!     let ClaimOutcome::Claimed(claim) = store.claim(event, fingerprint, now).await? else {
 //!         return Err("expected a fresh claim".into());
 //!     };
@@ -72,6 +72,8 @@ pub mod postgres;
 pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use adcp_verify::{ReplayLimits, ReplayStore};
 use idempotency::{ConfigError, IdempotencyConfig, IdempotencyStore};

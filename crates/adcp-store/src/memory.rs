@@ -28,7 +28,7 @@ use async_trait::async_trait;
 ///     let nonce = ReplayKey { agent: None, keyid: "k1", nonce: b"0123456789abcdef", scope: None };
 ///     assert_eq!(store.insert(nonce, 1_000_360, 1_000_000).await?, InsertOutcome::Inserted);
 ///     let event = SenderKey { sender: "https://seller.example/mcp", idempotency_key: "whk_1" };
-///     assert!(matches!(store.claim(event, Fingerprint(&[1; 32]), 1_000_000).await?, ClaimOutcome::Claimed(_)));
+///     assert!(matches!(store.claim(event, Fingerprint::from_array(&[1; 32]), 1_000_000).await?, ClaimOutcome::Claimed(_)));
 ///     Ok::<(), Box<dyn std::error::Error>>(())
 /// })?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -563,11 +563,8 @@ impl IdempotencyStore for PostgresStore {
         fingerprint: Fingerprint<'_>,
         now: i64,
     ) -> Result<ClaimOutcome, IdempotencyError> {
-        if fingerprint.0.len() > Fingerprint::MAX_LEN {
-            return Err(IdempotencyError::FingerprintTooLong);
-        }
         let (sender, idem_key) = (key.sender.to_owned(), key.idempotency_key.to_owned());
-        let fingerprint = fingerprint.0.to_vec();
+        let fingerprint = fingerprint.as_bytes().to_vec();
         let config = self.options.idempotency;
         self.with_client(move |client, sql| {
             Box::pin(async move {

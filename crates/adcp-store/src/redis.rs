@@ -920,9 +920,6 @@ impl IdempotencyStore for RedisStore {
         fingerprint: Fingerprint<'_>,
         now: i64,
     ) -> Result<ClaimOutcome, IdempotencyError> {
-        if fingerprint.0.len() > Fingerprint::MAX_LEN {
-            return Err(IdempotencyError::FingerprintTooLong);
-        }
         let config = self.options.idempotency;
         let keys = self.layout.idem(key);
         let mut invocation = self.scripts.claim.prepare_invoke();
@@ -931,7 +928,7 @@ impl IdempotencyStore for RedisStore {
             .key(keys.sender_set)
             .arg(self.grace())
             .arg(now)
-            .arg(fingerprint.0)
+            .arg(fingerprint.as_bytes())
             .arg(config.lease_secs)
             .arg(config.window_secs)
             .arg(cap(config.per_sender_cap))
@@ -958,10 +955,6 @@ impl IdempotencyStore for RedisStore {
         let mut groups: Vec<(Vec<usize>, Pipeline)> = Vec::new();
         let mut group_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, request) in requests.iter().enumerate() {
-            if request.fingerprint.0.len() > Fingerprint::MAX_LEN {
-                results.push(Err(IdempotencyError::FingerprintTooLong));
-                continue;
-            }
             // A placeholder, replaced by the reply below.
             results.push(Err(IdempotencyError::Unavailable("redis: no reply".to_owned())));
             let group_key = if cluster { request.key.sender } else { "" };
@@ -982,7 +975,7 @@ impl IdempotencyStore for RedisStore {
                 .arg(keys.sender_set)
                 .arg(self.grace())
                 .arg(now)
-                .arg(request.fingerprint.0)
+                .arg(request.fingerprint.as_bytes())
                 .arg(config.lease_secs)
                 .arg(config.window_secs)
                 .arg(cap(config.per_sender_cap))

@@ -107,6 +107,7 @@
 
 mod duplicates;
 mod error;
+pub mod jcs;
 mod limits;
 mod sanitize;
 mod scanner;

@@ -184,7 +184,7 @@ async fn explain(args: &ExplainArgs) -> Result<Report, String> {
                 .surface(surface)
                 .fetch_config(args.test_network.fetch_config()?);
             if let Some(now) = pinned {
-                builder = builder.clock(Arc::new(move || now));
+                builder = builder.clock(Arc::new(FixedClock(now)));
             }
             let resolver = builder.build().map_err(|e| format!("--agent {agent}: {e}"))?;
             (Arc::new(resolver), None)

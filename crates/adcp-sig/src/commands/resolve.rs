@@ -23,6 +23,7 @@ use adcp_jwks::{
     AgentResolution, CapabilitiesSource, ChainOptions, DiscoveryFailure, FetchConfig, Fetcher, KeySource,
     SigningSurface, SsrfPolicy, StaticCapabilities, StaticDnsResolver, StepOutcome, TrustRoots,
 };
+use adcp_sigbase::{Clock, SystemClock};
 use clap::{Args, ValueEnum};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -134,13 +135,6 @@ impl TestNetworkArgs {
     }
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 async fn resolve(args: &ResolveArgs, config: FetchConfig) -> Exit {
     let fetcher = match Fetcher::new(config) {
         Ok(f) => f,
@@ -157,7 +151,7 @@ async fn resolve(args: &ResolveArgs, config: FetchConfig) -> Exit {
         SigningSurface::Request => "request",
         SigningSurface::Webhook => "webhook",
     };
-    let started = now();
+    let started = SystemClock.now();
     let mut publisher_trace = None;
     let mut publisher_pin = None;
     if let Some(origin) = &args.publisher {
@@ -185,7 +179,7 @@ async fn resolve(args: &ResolveArgs, config: FetchConfig) -> Exit {
             Ok(pin) => publisher_pin = pin.map(Arc::new),
             Err(e) => {
                 // Publisher authorization failures have no signature code.
-                print_publisher(args, &trace, now(), Some(&e));
+                print_publisher(args, &trace, SystemClock.now(), Some(&e));
                 return Exit::Rejected;
             }
         }
@@ -227,7 +221,7 @@ async fn resolve(args: &ResolveArgs, config: FetchConfig) -> Exit {
             resolve_well_known(&fetcher, &args.agent_url, brand.as_ref(), &options, started).await,
         )
     };
-    let now = now();
+    let now = SystemClock.now();
     if args.json {
         let mut report = json_report(args, chain, prefix, &result, now);
         if let Some(t) = &publisher_trace {

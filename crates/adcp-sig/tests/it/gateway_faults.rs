@@ -282,14 +282,16 @@ async fn a_claim_written_late_by_a_paused_store_holds_the_event_until_its_lease_
 
     let a = event("a");
     let payload: serde_json::Value = serde_json::from_slice(a.body().as_bytes()).unwrap();
-    let fingerprint = adcp_webhook::jcs::fingerprint(&payload);
+    let fingerprint = adcp_strict_json::jcs::fingerprint(&payload);
     let key = SenderKey {
         sender: common::AGENT,
         idempotency_key: a.idempotency_key().as_str(),
     };
     assert!(redis_cli(port, &["CLIENT", "PAUSE", &SHORT_PAUSE_MS.to_string(), "ALL"]).contains("OK"));
     let started = Instant::now();
-    let claimed = other.claim(key, Fingerprint(&fingerprint), SystemClock.now()).await;
+    let claimed = other
+        .claim(key, Fingerprint::from_array(&fingerprint), SystemClock.now())
+        .await;
     assert!(claimed.is_err(), "the paused claim times out: {claimed:?}");
     assert!(
         started.elapsed() < Duration::from_millis(1400),

@@ -391,12 +391,9 @@ impl IdempotencyStore for SqliteStore {
         fingerprint: Fingerprint<'_>,
         now: i64,
     ) -> Result<ClaimOutcome, IdempotencyError> {
-        if fingerprint.0.len() > Fingerprint::MAX_LEN {
-            return Err(IdempotencyError::FingerprintTooLong);
-        }
         let sender = key.sender.to_owned();
         let idem_key = key.idempotency_key.to_owned();
-        let fingerprint = fingerprint.0.to_vec();
+        let fingerprint = fingerprint.as_bytes().to_vec();
         let config = self.options.idempotency;
         self.run(move |conn| {
             exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
@@ -411,58 +408,40 @@ impl IdempotencyStore for SqliteStore {
     /// operation interleaves; if it fails, none of it is applied and every
     /// request answers `Unavailable`.
     async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
-        let owned: Vec<Option<(String, String, Vec<u8>)>> = requests
+        if requests.is_empty() {
+            return Vec::new();
+        }
+        let owned: Vec<(String, String, Vec<u8>)> = requests
             .iter()
             .map(|r| {
-                (r.fingerprint.0.len() <= Fingerprint::MAX_LEN).then(|| {
-                    (
-                        r.key.sender.to_owned(),
-                        r.key.idempotency_key.to_owned(),
-                        r.fingerprint.0.to_vec(),
-                    )
-                })
+                (
+                    r.key.sender.to_owned(),
+                    r.key.idempotency_key.to_owned(),
+                    r.fingerprint.as_bytes().to_vec(),
+                )
             })
             .collect();
-        let sent = owned.iter().filter(|o| o.is_some()).count();
         let config = self.options.idempotency;
-        let answers = if sent == 0 {
-            Ok(Vec::new())
-        } else {
-            self.run(move |conn| {
+        let answers = self
+            .run(move |conn| {
                 exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
                 let mut answers = Vec::with_capacity(owned.len());
-                for (sender, key, fingerprint) in owned.iter().flatten() {
+                for (sender, key, fingerprint) in &owned {
                     answers.push(claim_in(conn, sender, key, fingerprint, &config, now)?);
                 }
                 Ok(answers)
             })
-            .await
-        };
+            .await;
         let mut answers = match answers {
             Ok(answers) => answers.into_iter(),
-            Err(e) => {
-                return requests
-                    .iter()
-                    .map(|r| {
-                        if r.fingerprint.0.len() > Fingerprint::MAX_LEN {
-                            Err(IdempotencyError::FingerprintTooLong)
-                        } else {
-                            Err(unavailable(e.clone()))
-                        }
-                    })
-                    .collect()
-            }
+            Err(e) => return requests.iter().map(|_| Err(unavailable(e.clone()))).collect(),
         };
         requests
             .iter()
-            .map(|r| {
-                if r.fingerprint.0.len() > Fingerprint::MAX_LEN {
-                    Err(IdempotencyError::FingerprintTooLong)
-                } else {
-                    answers
-                        .next()
-                        .ok_or_else(|| unavailable("sqlite: missing claim answer".to_owned()))
-                }
+            .map(|_| {
+                answers
+                    .next()
+                    .ok_or_else(|| unavailable("sqlite: missing claim answer".to_owned()))
             })
             .collect()
     }

@@ -19,11 +19,11 @@ pub use subscriptions::{
 };
 pub use webhook::Webhook;
 
-use crate::jcs;
 use crate::payload::{AcceptKinds, Channel, WebhookPayload};
 use adcp_sigbase::Message;
 use adcp_sigbase::{Clock, SystemClock};
 use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
+use adcp_strict_json::jcs;
 use adcp_verify::admission::AdmissionMonitor;
 use adcp_verify::legacy::{VerifiedWebhook, WebhookAuthMode};
 use adcp_verify::KeyResolver;
@@ -670,7 +670,11 @@ impl Receiver {
             sender: &sender,
             idempotency_key: &idempotency_key,
         };
-        let claim = match inner.idempotency.claim(event, Fingerprint(&fingerprint), now).await {
+        let claim = match inner
+            .idempotency
+            .claim(event, Fingerprint::from_array(&fingerprint), now)
+            .await
+        {
             Ok(ClaimOutcome::Claimed(claim)) => claim,
             Ok(ClaimOutcome::Completed) => return self.reply(Reply::new(StatusCode::OK, outcome::DUPLICATE)),
             Ok(ClaimOutcome::Conflict) => {

@@ -1,4 +1,5 @@
-//! `Retry-After` on every retryable `503`, never on a `401`.
+//! `Retry-After` on every retryable `503`, never on a `401`; the payload's
+//! float parsing under the JCS fingerprint.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
@@ -201,4 +202,15 @@ async fn verification_failures_are_401_with_the_challenge_only() {
     let (reply, headers) = answer(r.decide(request(&signer, "task_unknown").await).await);
     assert_eq!(reply.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(headers.len(), 2, "{headers:?}");
+}
+
+/// The payload is parsed with correctly rounded floats (`serde_json`'s
+/// `float_roundtrip`, this crate's dependency setting), so its JCS
+/// fingerprint sees the double the sender meant. Found by the JCS property
+/// test: the default parser reads this one ulp off and canonicalizes it to
+/// `-9.6906145963874e+29`.
+#[test]
+fn payload_parsing_is_correctly_rounded() {
+    let v: serde_json::Value = serde_json::from_slice(b"[-9.690614596387401e+29]").unwrap();
+    assert_eq!(jcs::canonicalize(&v), "[-9.690614596387401e+29]");
 }

@@ -17,10 +17,11 @@ pub use retry::{parse_retry_after, RetryPolicy, RetryPolicyError};
 
 use adcp_jwks::SsrfError;
 use adcp_jwks::{DnsResolver, SystemDnsResolver, TrustRoots};
+use adcp_sigbase::{Clock, SystemClock};
 use adcp_sign::{HttpSigner, OsRandom, RandomSource, SignError, Signer, WebhookEvent};
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 use tracing::Instrument;
 
 /// The tracing target of sender events.
@@ -160,6 +161,7 @@ pub struct WebhookSenderBuilder<S> {
     roots: TrustRoots,
     observer: Option<Arc<dyn DeliveryObserver>>,
     random: Arc<dyn RandomSource>,
+    clock: Arc<dyn Clock>,
 }
 
 impl<S: Signer> WebhookSenderBuilder<S> {
@@ -207,6 +209,16 @@ impl<S: Signer> WebhookSenderBuilder<S> {
         self
     }
 
+    /// The wall clock (Unix seconds) behind each attempt's
+    /// [`AttemptRecord::started_at`] and the delay a `Retry-After` date
+    /// asks for (default [`SystemClock`]). The signer stamps `created`
+    /// from its own clock; deadlines and durations use the monotonic clock.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// Builds the sender and its HTTP client.
     ///
     /// # Errors
@@ -222,6 +234,7 @@ impl<S: Signer> WebhookSenderBuilder<S> {
                 client,
                 observer: self.observer,
                 random: self.random,
+                clock: self.clock,
             }),
         })
     }
@@ -234,6 +247,7 @@ struct Inner<S> {
     client: reqwest::Client,
     observer: Option<Arc<dyn DeliveryObserver>>,
     random: Arc<dyn RandomSource>,
+    clock: Arc<dyn Clock>,
 }
 
 /// Delivers signed webhooks with retries. Cheap to clone; share one per
@@ -299,6 +313,7 @@ impl<S: Signer> WebhookSender<S> {
             roots: TrustRoots::default(),
             observer: None,
             random: Arc::new(OsRandom),
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -349,7 +364,7 @@ impl<S: Signer> WebhookSender<S> {
         loop {
             attempt = attempt.saturating_add(1);
             let started = Instant::now();
-            let started_at = unix_now();
+            let started_at = inner.clock.now();
             let request = match self.build_request(destination, event).await {
                 Ok(r) => r,
                 Err(e) => {
@@ -387,7 +402,7 @@ impl<S: Signer> WebhookSender<S> {
                         None => Verdict::Retry(None),
                     }
                 }
-                Ok(Ok(response)) => classify(response, &mut record).await,
+                Ok(Ok(response)) => classify(response, &mut record, inner.clock.now()).await,
             };
             record.duration = started.elapsed();
             tracing::info!(
@@ -485,16 +500,16 @@ fn outcome_label(outcome: &DeliveryOutcome) -> &'static str {
     }
 }
 
-/// Classifies an answer and drains (a bounded amount of) its body so the
-/// connection can be reused.
-async fn classify(mut response: reqwest::Response, record: &mut AttemptRecord) -> Verdict {
+/// Classifies an answer received at `now` (Unix seconds) and drains (a
+/// bounded amount of) its body so the connection can be reused.
+async fn classify(mut response: reqwest::Response, record: &mut AttemptRecord, now: i64) -> Verdict {
     let status = response.status();
     record.http_status_code = Some(status.as_u16());
     let retry_after = response
         .headers()
         .get(http::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        .and_then(|v| parse_retry_after(v, UNIX_EPOCH + Duration::from_secs(u64::try_from(now).unwrap_or(0))));
     let webhook_code = (status == http::StatusCode::UNAUTHORIZED)
         .then(|| {
             response
@@ -581,12 +596,6 @@ fn ssrf_cause(e: &reqwest::Error) -> Option<SsrfError> {
     None
 }
 
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
 fn build_client(
     policy: &RetryPolicy,
     destinations: &DestinationPolicy,
@@ -639,5 +648,38 @@ mod tests {
         assert_eq!(signature_error_code(r#"Bearer error="webhook_x""#), None);
         assert_eq!(signature_error_code(r#"Signature error="webhook_"#), None);
         assert_eq!(signature_error_code("Signature"), None);
+    }
+
+    /// A `Retry-After` date is read against the sender's clock, so a pinned
+    /// clock pins the delay.
+    #[tokio::test]
+    async fn a_retry_after_date_counts_from_the_clock() {
+        let answer = |retry_after: &str| {
+            reqwest::Response::from(
+                http::Response::builder()
+                    .status(503)
+                    .header(http::header::RETRY_AFTER, retry_after)
+                    .body(Vec::new())
+                    .unwrap_or_default(),
+            )
+        };
+        let mut record = AttemptRecord {
+            idempotency_key: "whk_1".to_owned(),
+            attempt: 1,
+            status: AttemptStatus::Failed,
+            http_status_code: None,
+            error_code: None,
+            error_message: None,
+            started_at: 0,
+            duration: Duration::ZERO,
+        };
+        // 1994-11-06 08:49:30 GMT, seven seconds before the date.
+        let now = 784_111_770;
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT";
+        let verdict = classify(answer(date), &mut record, now).await;
+        assert!(matches!(verdict, Verdict::Retry(Some(d)) if d == Duration::from_secs(7)));
+        let verdict = classify(answer(date), &mut record, now + 60).await;
+        assert!(matches!(verdict, Verdict::Retry(Some(Duration::ZERO))));
+        assert_eq!(record.http_status_code, Some(503));
     }
 }

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use adcp_sign::Algorithm;
+use adcp_strict_json::jcs;
 use adcp_webhook::check_mcp_envelope;
-use adcp_webhook::jcs;
 use adcp_webhook::parse_retry_after;
 use adcp_webhook::{detect_format, extract, PayloadFormat};
 use adcp_webhook::{Decision, Receiver};

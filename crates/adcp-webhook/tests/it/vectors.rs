@@ -6,8 +6,8 @@
 
 use crate::common::*;
 use adcp_sign::{Algorithm, Body, UnsignedRequest};
+use adcp_strict_json::jcs;
 use adcp_webhook::check_mcp_envelope;
-use adcp_webhook::jcs;
 use adcp_webhook::{a2a_state, detect_format, extract, ExtractError, PayloadFormat};
 use adcp_webhook::{outcome, Receiver, ReceiverLayer, Webhook};
 use axum::routing::post;

@@ -4,10 +4,7 @@
 //! shows that every script touches one slot; `CLUSTER KEYSLOT` confirms the
 //! layout key by key. Each case gets its own server.
 
-#![cfg(feature = "redis")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod contract;
+use adcp_store::testing as contract;
 use adcp_test_support::redis_server;
 
 use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
@@ -59,7 +56,7 @@ impl contract::Backend for ClusterNode {
     async fn cleanup(&self) {}
 }
 
-contract_tests!(ClusterNode);
+contract::contract_tests!(ClusterNode);
 
 const NOW: i64 = contract::NOW;
 
@@ -104,7 +101,7 @@ async fn the_server_puts_each_shard_and_each_sender_in_one_slot() {
             ..RedisOptions::default()
         })
         .await;
-    let fp = Fingerprint(&[1; 32]);
+    let fp = Fingerprint::from_array(&[1; 32]);
     for i in 0..40 {
         let keyid = format!("seller-{i}");
         let sender = format!("https://seller-{}.example/mcp", i % 5);

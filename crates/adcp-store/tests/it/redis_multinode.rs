@@ -3,13 +3,10 @@
 //! key prefix), keys spread over the primaries, batched claims across
 //! senders on different primaries, and clean-up across nodes.
 
-#![cfg(feature = "redis")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod contract;
-mod fixtures;
+use adcp_store::testing as contract;
 use adcp_test_support::redis_server;
 
+use crate::fixtures::redis_store;
 use adcp_store::idempotency::{
     ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey,
 };
@@ -17,7 +14,6 @@ use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_store::{open, StoreOptions, StoreUrl};
 use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
-use fixtures::redis_store;
 use redis_server::Cluster;
 use std::sync::Mutex;
 
@@ -42,10 +38,10 @@ impl contract::Tier for OnCluster {
     }
 }
 
-contract_tests!(sequential every_contract_case, contract::Shared<OnCluster>);
+contract::contract_tests!(sequential every_contract_case, contract::Shared<OnCluster>);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[7; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[7; 32]);
 
 async fn dbsize(port_url: &str) -> u64 {
     let client = redis::Client::open(port_url).unwrap();

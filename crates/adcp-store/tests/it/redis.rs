@@ -4,20 +4,16 @@
 //! own key prefix, whose keys are deleted afterwards. The fault test starts
 //! its own `redis-server` on a free port.
 
-#![cfg(feature = "redis")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod contract;
-mod fixtures;
+use adcp_store::testing as contract;
 use adcp_test_support::redis_server;
 
+use crate::fixtures::{claim_when_back, claimed, event, redis_store, redis_url, unique_name, SELLER, SELLER_NONCE};
 use adcp_store::idempotency::{
     ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
 };
 use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
-use fixtures::{claim_when_back, claimed, event, redis_store, redis_url, unique_name, SELLER, SELLER_NONCE};
 use redis_server::{free_port, temp_dir, Server};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -44,10 +40,10 @@ fn unique_prefix() -> String {
     unique_name("adcp-test", ':')
 }
 
-contract_tests!(contract::Shared<Redis>);
+contract::contract_tests!(contract::Shared<Redis>);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[0x33; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x33; 32]);
 
 #[tokio::test]
 async fn refuses_short_windows_and_bad_prefixes() {

@@ -4,9 +4,6 @@
 //! as a replay; once it is back, the same verifier and store accept fresh
 //! webhooks and still reject the replays they saw before (AOF).
 
-#![cfg(feature = "redis")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use adcp_test_support::redis_server;
 
 use adcp_sigbase::Message;

@@ -2,9 +2,7 @@
 //! idempotency_key`, written with the completion that carried it.
 
 use super::{claimed, config, ev, Backend, DAY, FP, NOW, OTHER_FP, SELLER};
-use adcp_store::idempotency::{
-    IdempotencyError, IdempotencyStore, RecordState, SenderAliases, MAX_NOTIFICATION_ID_LEN,
-};
+use crate::idempotency::{IdempotencyError, IdempotencyStore, RecordState, SenderAliases, MAX_NOTIFICATION_ID_LEN};
 use std::sync::Arc;
 
 /// Claims `key` for [`SELLER`] at `now` and completes it with
@@ -22,6 +20,7 @@ async fn origin(store: &impl IdempotencyStore, sender: &str, notification_id: &s
     store.notification_origin(sender, notification_id, now).await.unwrap()
 }
 
+/// Notifications: the origin is recorded with the completion, not with the claim.
 pub async fn notification_recorded_on_complete<B: Backend>(b: &B) {
     let store = b.idem(config(60, 100)).await;
     let e = ev(SELLER, "whk_n1");
@@ -56,6 +55,7 @@ pub async fn notification_recorded_on_complete<B: Backend>(b: &B) {
     assert_eq!(store.sender_len(SELLER, NOW + 6).await.unwrap(), 1);
 }
 
+/// Notifications: a released or fenced-off token completes nothing and records nothing.
 pub async fn notification_not_recorded_without_ownership<B: Backend>(b: &B) {
     let store = b.idem(config(30, 100)).await;
     // A released claim records nothing, and its token completes nothing.
@@ -90,6 +90,7 @@ pub async fn notification_not_recorded_without_ownership<B: Backend>(b: &B) {
     );
 }
 
+/// Notifications: re-emissions under fresh keys keep the first key as origin.
 pub async fn notification_keeps_the_first_key_across_re_emissions<B: Backend>(b: &B) {
     let store = b.idem(config(60, 100)).await;
     deliver(&*store, "whk_first", "ntf_term", NOW).await;
@@ -121,6 +122,7 @@ pub async fn notification_keeps_the_first_key_across_re_emissions<B: Backend>(b:
     assert_eq!(origin(&*store, SELLER, "ntf_term", NOW + 101 + DAY).await, None);
 }
 
+/// Notifications: concurrent re-emissions agree on one first key.
 pub async fn notification_concurrent_re_emissions_agree_on_one_first_key<B: Backend>(b: &B) {
     const EMISSIONS: usize = 16;
     let store = b.idem(config(60, 1_000)).await;
@@ -146,13 +148,14 @@ pub async fn notification_concurrent_re_emissions_agree_on_one_first_key<B: Back
     }
 }
 
+/// Notifications: completing with no `notification_id` behaves like `complete`.
 pub async fn notification_none_completes_like_complete<B: Backend>(b: &B) {
     let store = b.idem(config(60, 100)).await;
     let e = ev(SELLER, "whk_plain");
     let claim = claimed(store.claim(e, FP, NOW).await.unwrap());
     assert_eq!(
         store
-            .complete_with_notification(e, adcp_store::idempotency::ClaimToken(claim.token.0 + 1), None, NOW + 1)
+            .complete_with_notification(e, crate::idempotency::ClaimToken(claim.token.0 + 1), None, NOW + 1)
             .await,
         Err(IdempotencyError::NotOwner)
     );
@@ -177,7 +180,7 @@ pub async fn notification_none_completes_like_complete<B: Backend>(b: &B) {
     assert_eq!(record.expires_at, NOW + 5 + DAY);
     assert_eq!(
         store.claim(e, FP, NOW + 8).await.unwrap(),
-        adcp_store::idempotency::ClaimOutcome::Completed
+        crate::idempotency::ClaimOutcome::Completed
     );
     assert_eq!(
         store
@@ -187,6 +190,7 @@ pub async fn notification_none_completes_like_complete<B: Backend>(b: &B) {
     );
 }
 
+/// Notifications: a record expires with the idempotency window.
 pub async fn notification_expires_with_the_window<B: Backend>(b: &B) {
     let store = b.idem(config(60, 100)).await;
     deliver(&*store, "whk_old", "ntf_exp", NOW).await;
@@ -204,6 +208,7 @@ pub async fn notification_expires_with_the_window<B: Backend>(b: &B) {
     );
 }
 
+/// Notifications: aliased identities share notification records.
 pub async fn notification_aliases_share_one_keyspace<B: Backend>(b: &B) {
     let store = SenderAliases::new(b.idem(config(60, 100)).await).alias("hmac:cred-7", SELLER);
     let hmac = ev("hmac:cred-7", "whk_via_hmac");
@@ -235,6 +240,7 @@ pub async fn notification_aliases_share_one_keyspace<B: Backend>(b: &B) {
     assert_eq!(origin(&store, "hmac:cred-8", "ntf_mig", NOW + 1).await, None);
 }
 
+/// Notifications: senders have separate notification records.
 pub async fn notification_senders_are_isolated<B: Backend>(b: &B) {
     let store = b.idem(config(60, 100)).await;
     let (a, c) = ("https://a.example/mcp", "https://c.example/mcp");
@@ -255,6 +261,7 @@ pub async fn notification_senders_are_isolated<B: Backend>(b: &B) {
     assert_eq!(origin(&*store, c, "ntf_same", NOW).await.as_deref(), Some("whk_c"));
 }
 
+/// Notifications: an over-long `notification_id` is refused and nothing is written.
 pub async fn notification_rejects_long_ids<B: Backend>(b: &B) {
     let store = b.idem(config(60, 100)).await;
     let long = "n".repeat(MAX_NOTIFICATION_ID_LEN + 1);

@@ -1,12 +1,8 @@
 //! The contract suite, durability and fail-closed behaviour of the SQLite backend.
 
-#![cfg(feature = "sqlite")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod contract;
-
 use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+use adcp_store::testing as contract;
 use adcp_verify::{ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use std::path::{Path, PathBuf};
@@ -79,10 +75,10 @@ impl contract::Backend for Sqlite {
     }
 }
 
-contract_tests!(Sqlite);
+contract::contract_tests!(Sqlite);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[0x11; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x11; 32]);
 const SELLER: &str = "https://seller.example/mcp";
 
 #[test]
@@ -345,7 +341,8 @@ fn sigkill_keeps_every_acknowledged_claim() {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "sigkill_child",
+            // Its name in this binary (tests/it/main.rs, module `sqlite`).
+            "sqlite::sigkill_child",
             "--ignored",
             "--nocapture",
             "--test-threads=1",
@@ -676,7 +673,7 @@ async fn a_version_2_database_gains_the_notification_records_at_open() {
     let dir = TempDir::new();
     let path = dir.path().join("v2.sqlite");
     let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
-    let fp = Fingerprint(&[4; 32]);
+    let fp = Fingerprint::from_array(&[4; 32]);
     let ClaimOutcome::Claimed(claim) = store.claim(key("whk_before"), fp, NOW).await.unwrap() else {
         panic!("fresh claim expected")
     };

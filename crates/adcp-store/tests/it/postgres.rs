@@ -3,17 +3,12 @@
 //! a private server (`adcp_test_support::database_url`); every store gets
 //! its own schema, dropped afterwards.
 
-#![cfg(feature = "postgres")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod contract;
-mod fixtures;
-
+use crate::fixtures::{database_url, event, unique_name};
 use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore};
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
+use adcp_store::testing as contract;
 use adcp_verify::{ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
-use fixtures::{database_url, event, unique_name};
 use std::time::Duration;
 
 /// Each store in a schema of its own, dropped afterwards.
@@ -42,10 +37,10 @@ fn unique_schema() -> String {
     unique_name("adcp_test", '_')
 }
 
-contract_tests!(contract::Shared<Postgres>);
+contract::contract_tests!(contract::Shared<Postgres>);
 
 const NOW: i64 = contract::NOW;
-const FP: Fingerprint<'static> = Fingerprint(&[0x22; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x22; 32]);
 
 #[tokio::test]
 async fn claims_survive_a_new_pool_and_schema_is_reused() {
@@ -220,7 +215,7 @@ async fn a_schema_without_notification_records_gains_them_at_connect() {
     for other in &stores {
         assert_eq!(
             other
-                .notification_origin(fixtures::SELLER, "ntf_1", NOW + 1)
+                .notification_origin(crate::fixtures::SELLER, "ntf_1", NOW + 1)
                 .await
                 .unwrap()
                 .as_deref(),

@@ -1,10 +1,7 @@
 //! The contract suite against the in-memory reference stores.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod contract;
-
 use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+use adcp_store::testing as contract;
 use adcp_verify::{MemoryReplayStore, ReplayLimits};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -31,7 +28,7 @@ impl contract::Backend for Memory {
     async fn cleanup(&self) {}
 }
 
-contract_tests!(Memory);
+contract::contract_tests!(Memory);
 
 #[test]
 fn config_refuses_a_window_under_24_hours() {

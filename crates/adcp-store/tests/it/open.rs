@@ -3,7 +3,6 @@
 //! `DATABASE_URL` through `adcp_test_support` (defaults, and a private
 //! server when they do not answer, as in the other backend tests).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Built without any backend, only the parsing and feature tests remain.
 #![cfg_attr(
     not(any(feature = "sqlite", feature = "redis", feature = "postgres")),
@@ -16,7 +15,7 @@ use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::Arc;
 
 const NOW: i64 = 1_776_520_800;
-const FP: Fingerprint<'static> = Fingerprint(&[0x44; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x44; 32]);
 const EVENT: SenderKey<'static> = SenderKey {
     sender: "https://seller.example/mcp",
     idempotency_key: "whk_open",

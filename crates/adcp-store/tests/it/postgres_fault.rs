@@ -5,15 +5,10 @@
 //! within `op_timeout`; once it is back, the same store recovers by itself
 //! and every acknowledged write is still there.
 
-#![cfg(feature = "postgres")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod fixtures;
-
+use crate::fixtures::{claim_when_back, claimed, database_url, event, SELLER_NONCE};
 use adcp_store::idempotency::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore};
 use adcp_store::postgres::{PostgresOptions, PostgresStore};
 use adcp_verify::{InsertOutcome, ReplayStore};
-use fixtures::{claim_when_back, claimed, database_url, event, SELLER_NONCE};
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -21,7 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 const NOW: i64 = 1_776_520_800;
-const FP: Fingerprint<'static> = Fingerprint(&[0x66; 32]);
+const FP: Fingerprint<'static> = Fingerprint::from_array(&[0x66; 32]);
 
 /// Forwards `127.0.0.1:port` to `upstream` while up; `stop` cuts every
 /// connection and closes the port, `start` opens it again.
