@@ -22,7 +22,7 @@
 
 mod demo;
 
-use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+use adcp_store::{SqliteOptions, SqliteStore};
 use adcp_verify::StaticKeyResolver;
 use adcp_webhook::payload::WebhookPayload;
 use adcp_webhook::{outcome, Receiver, ReceiverConfig, ReceiverLayer, StaticSubscriptions, Webhook};

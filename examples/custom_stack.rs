@@ -18,7 +18,7 @@
 
 mod demo;
 
-use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_verify::{MemoryReplayStore, StaticKeyResolver};
 use adcp_webhook::{outcome, Decision, Receiver, ReceiverConfig};
 use bytes::Bytes;

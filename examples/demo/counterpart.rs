@@ -4,7 +4,7 @@
 
 use super::{Outcome, ACCOUNT_ID, AGENT_URL, EVENT_TYPE, SUBSCRIBER_ID};
 use adcp_sign::{HttpSigner, SoftwareSigner, WebhookEvent};
-use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_verify::{MemoryReplayStore, StaticKeyResolver};
 use adcp_webhook::{
     Activation, DeliveryAuthMode, Destination, DestinationPolicy, McpWebhook, Receiver, ReceiverConfig, ReceiverLayer,

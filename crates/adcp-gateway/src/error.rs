@@ -187,7 +187,7 @@ pub enum ConfigError {
         store: String,
         /// Why.
         #[source]
-        source: adcp_store::idempotency::ConfigError,
+        source: adcp_store::ConfigError,
     },
     /// A JWKS file (`--jwks`, `--seller`) could not be read.
     #[error("{setting} {}: {source}", path.display())]
@@ -383,7 +383,7 @@ pub enum GatewayError {
         store: String,
         /// Why.
         #[source]
-        source: adcp_store::idempotency::ConfigError,
+        source: adcp_store::ConfigError,
     },
     /// The TLS configuration of the upstream's HTTP client could not be
     /// built.

@@ -6,7 +6,7 @@ use crate::forward::Upstream;
 use crate::metrics::{GatewayMetrics, JwksUriChanges, UpstreamFailure};
 use crate::subscriptions::Registrations;
 use adcp_sigbase::Clock;
-use adcp_store::idempotency::SenderKey;
+use adcp_store::SenderKey;
 use adcp_store::Store;
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
 use adcp_verify::legacy::WebhookAuthMode;

@@ -27,12 +27,12 @@
 
 use adcp_test_support::redis_server;
 
-use adcp_store::idempotency::{
+use adcp_store::{
     ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore, SenderKey,
 };
-use adcp_store::postgres::{PostgresOptions, PostgresStore};
-use adcp_store::redis::{RedisOptions, RedisStore};
-use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+use adcp_store::{PostgresOptions, PostgresStore};
+use adcp_store::{RedisOptions, RedisStore};
+use adcp_store::{SqliteOptions, SqliteStore};
 use adcp_verify::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use criterion::Criterion;
 use std::path::Path;

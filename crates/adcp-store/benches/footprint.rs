@@ -18,13 +18,13 @@
 
 use adcp_test_support::redis_server;
 
-use adcp_store::idempotency::{
+use adcp_store::{
     ClaimOutcome, ClaimRequest, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore,
     SenderKey,
 };
-use adcp_store::postgres::{PostgresOptions, PostgresStore};
-use adcp_store::redis::{RedisOptions, RedisStore};
-use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+use adcp_store::{PostgresOptions, PostgresStore};
+use adcp_store::{RedisOptions, RedisStore};
+use adcp_store::{SqliteOptions, SqliteStore};
 use adcp_test_support::{allocations_during, CountingAllocator};
 use adcp_verify::{InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore};
 use std::future::Future;

@@ -1,71 +1,7 @@
 //! The application idempotency keyspace: `(authenticated sender, idempotency_key)`.
 //!
-//! AdCP receivers MUST apply each webhook event exactly once, deduplicating on
-//! the verified sender identity and the payload's `idempotency_key` for at
-//! least 24 hours, in storage that survives restarts and is shared by every
-//! endpoint a sender can reach (`webhooks.mdx`, "Reliability").
-//!
-//! # States
-//!
-//! A record moves through these states; every transition is one atomic
-//! backend operation:
-//!
-//! ```text
-//!              claim (new key)                  complete(token)
-//!   absent ────────────────────▶ Claimed ─────────────────────────▶ Completed
-//!     ▲                          │  ▲  │                                 │
-//!     │      release(token)      │  │  │ claim after lease expiry        │
-//!     └──────────────────────────┘  └──┘ (takeover: attempt + 1,         │
-//!     ▲                                   new fencing token)             │
-//!     └────────────────────── window elapsed (expires_at < now) ─────────┘
-//! ```
-//!
-//! - **Claimed** — one receiver owns the event and is applying its side
-//!   effects. Claims of the same key answer [`ClaimOutcome::InProgress`]
-//!   (respond `503`, the sender retries) until the owner completes it.
-//! - **Lease expiry (crash recovery)** — a claim carries a lease
-//!   ([`IdempotencyConfig::lease_secs`]). If the owner crashes, nothing is
-//!   lost: the record stays *Claimed*, and the first claim after
-//!   `lease_expires_at` takes it over ([`ClaimOutcome::Claimed`] with
-//!   [`Claim::attempt`] > 1 and a new [`ClaimToken`]). The old owner's token
-//!   is fenced off: its [`IdempotencyStore::complete`] fails with
-//!   [`IdempotencyError::NotOwner`]. Side effects must therefore be
-//!   idempotent or keyed on the event, or the lease long enough to cover
-//!   them.
-//! - **Completed** — durably acknowledged; duplicates answer
-//!   [`ClaimOutcome::Completed`] (respond `2xx`, never `409`).
-//! - **Conflict** — the same key with a different payload fingerprint answers
-//!   [`ClaimOutcome::Conflict`] (respond `409`) in every state; the first
-//!   binding is kept.
-//! - **Expiry** — a record lives until `expires_at`, which is at least
-//!   [`IdempotencyConfig::window_secs`] after its latest claim or completion.
-//!   A window shorter than 24 h is refused at construction
-//!   ([`ConfigError::WindowTooShort`]).
-//! - **Caps** — at most [`IdempotencyConfig::per_sender_cap`] live records per
-//!   sender; at the cap, new keys answer [`ClaimOutcome::SenderCapReached`]
-//!   (respond `429`). Live records are never evicted.
-//!
-//! # Notification identity
-//!
-//! AdCP 3.2 state-shaped notifications also carry a `notification_id`,
-//! stable across re-emissions of one logical notification under fresh
-//! `idempotency_key`s (`webhooks.mdx`, "At-least-once delivery"). The
-//! stores keep, per `(sender, notification_id)`, the **first**
-//! `idempotency_key` completed with it
-//! ([`IdempotencyStore::complete_with_notification`], read back with
-//! [`IdempotencyStore::notification_origin`]): a delivery whose
-//! notification already has another origin is a re-emission, not a
-//! transport retry. The record is written in the same atomic step as the
-//! completion (a released or fenced-off claim records nothing), lives
-//! [`IdempotencyConfig::window_secs`] after its latest completion (like a
-//! dedup record), keeps its first key while live, and counts toward no cap.
-//!
-//! # Fail closed
-//!
-//! When the backend cannot answer (unreachable, timed out, disk full) every
-//! operation returns [`IdempotencyError::Unavailable`], which is retryable
-//! (respond `503`). A store never reports an event as new or as a duplicate by
-//! guess.
+//! The user-facing documentation is on [`IdempotencyStore`] (re-exported at the
+//! crate root).
 
 use crate::notification::{self, MemoryNotifications};
 use async_trait::async_trait;
@@ -91,7 +27,7 @@ pub struct SenderKey<'a> {
 /// most [`Fingerprint::MAX_LEN`] bytes, so no store checks it again.
 ///
 /// ```
-/// use adcp_store::idempotency::{Fingerprint, IdempotencyError};
+/// use adcp_store::{Fingerprint, IdempotencyError};
 ///
 /// let digest = [0x5a; 32]; // SHA-256 of the JCS payload
 /// let fingerprint = Fingerprint::from_array(&digest); // length checked at compile time
@@ -123,7 +59,7 @@ impl<'a> Fingerprint<'a> {
     /// bytes does not build). Usable in constants.
     ///
     /// ```compile_fail,E0080
-    /// let too_long = adcp_store::idempotency::Fingerprint::from_array(&[0; 65]);
+    /// let too_long = adcp_store::Fingerprint::from_array(&[0; 65]);
     /// ```
     #[must_use]
     pub const fn from_array<const N: usize>(digest: &'a [u8; N]) -> Self {
@@ -369,8 +305,76 @@ impl IdempotencyError {
     }
 }
 
-/// A durable `(sender, idempotency_key)` keyspace. See the [module
-/// docs](self) for the state machine every implementation follows.
+/// A durable `(sender, idempotency_key)` keyspace.
+///
+/// The application idempotency keyspace: `(authenticated sender, idempotency_key)`.
+///
+/// AdCP receivers MUST apply each webhook event exactly once, deduplicating on
+/// the verified sender identity and the payload's `idempotency_key` for at
+/// least 24 hours, in storage that survives restarts and is shared by every
+/// endpoint a sender can reach (`webhooks.mdx`, "Reliability").
+///
+/// # States
+///
+/// A record moves through these states; every transition is one atomic
+/// backend operation:
+///
+/// ```text
+///              claim (new key)                  complete(token)
+///   absent ────────────────────▶ Claimed ─────────────────────────▶ Completed
+///     ▲                          │  ▲  │                                 │
+///     │      release(token)      │  │  │ claim after lease expiry        │
+///     └──────────────────────────┘  └──┘ (takeover: attempt + 1,         │
+///     ▲                                   new fencing token)             │
+///     └────────────────────── window elapsed (expires_at < now) ─────────┘
+/// ```
+///
+/// - **Claimed** — one receiver owns the event and is applying its side
+///   effects. Claims of the same key answer [`ClaimOutcome::InProgress`]
+///   (respond `503`, the sender retries) until the owner completes it.
+/// - **Lease expiry (crash recovery)** — a claim carries a lease
+///   ([`IdempotencyConfig::lease_secs`]). If the owner crashes, nothing is
+///   lost: the record stays *Claimed*, and the first claim after
+///   `lease_expires_at` takes it over ([`ClaimOutcome::Claimed`] with
+///   [`Claim::attempt`] > 1 and a new [`ClaimToken`]). The old owner's token
+///   is fenced off: its [`IdempotencyStore::complete`] fails with
+///   [`IdempotencyError::NotOwner`]. Side effects must therefore be
+///   idempotent or keyed on the event, or the lease long enough to cover
+///   them.
+/// - **Completed** — durably acknowledged; duplicates answer
+///   [`ClaimOutcome::Completed`] (respond `2xx`, never `409`).
+/// - **Conflict** — the same key with a different payload fingerprint answers
+///   [`ClaimOutcome::Conflict`] (respond `409`) in every state; the first
+///   binding is kept.
+/// - **Expiry** — a record lives until `expires_at`, which is at least
+///   [`IdempotencyConfig::window_secs`] after its latest claim or completion.
+///   A window shorter than 24 h is refused at construction
+///   ([`ConfigError::WindowTooShort`]).
+/// - **Caps** — at most [`IdempotencyConfig::per_sender_cap`] live records per
+///   sender; at the cap, new keys answer [`ClaimOutcome::SenderCapReached`]
+///   (respond `429`). Live records are never evicted.
+///
+/// # Notification identity
+///
+/// AdCP 3.2 state-shaped notifications also carry a `notification_id`,
+/// stable across re-emissions of one logical notification under fresh
+/// `idempotency_key`s (`webhooks.mdx`, "At-least-once delivery"). The
+/// stores keep, per `(sender, notification_id)`, the **first**
+/// `idempotency_key` completed with it
+/// ([`IdempotencyStore::complete_with_notification`], read back with
+/// [`IdempotencyStore::notification_origin`]): a delivery whose
+/// notification already has another origin is a re-emission, not a
+/// transport retry. The record is written in the same atomic step as the
+/// completion (a released or fenced-off claim records nothing), lives
+/// [`IdempotencyConfig::window_secs`] after its latest completion (like a
+/// dedup record), keeps its first key while live, and counts toward no cap.
+///
+/// # Fail closed
+///
+/// When the backend cannot answer (unreachable, timed out, disk full) every
+/// operation returns [`IdempotencyError::Unavailable`], which is retryable
+/// (respond `503`). A store never reports an event as new or as a duplicate by
+/// guess.
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
     /// The settings the store enforces.
@@ -915,7 +919,7 @@ impl IdempotencyStore for MemoryIdempotencyStore {
 /// alias pass through unchanged.
 ///
 /// ```
-/// use adcp_store::idempotency::{
+/// use adcp_store::{
 ///     ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, MemoryIdempotencyStore, SenderAliases,
 ///     SenderKey,
 /// };

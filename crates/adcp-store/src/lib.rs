@@ -1,23 +1,25 @@
 //! Durable stores for AdCP receivers: the transport replay cache
 //! (`adcp_verify::ReplayStore`, keys `(keyid, nonce)`, ≈ 360 s) and
-//! the application idempotency keyspace ([`idempotency::IdempotencyStore`],
+//! the application idempotency keyspace ([`IdempotencyStore`],
 //! keys `(verified sender, idempotency_key)`, ≥ 24 h).
 //!
 //! AdCP makes both dedup duties normative and declares per-process
 //! in-memory caches non-conformant for a fleet; this crate provides the
 //! backends, each behind a cargo feature:
 //!
-//! - [`sqlite`] (feature `sqlite`, default): embedded, WAL +
+//! - `SqliteStore` (feature `sqlite`, default): embedded, WAL +
 //!   `synchronous=FULL`, for a single receiver.
-//! - `postgres` (feature `postgres`): the durable shared tier
-//!   (`postgres::PostgresStore`).
-//! - `redis` (feature `redis`): a shared tier on Redis with AOF persistence,
-//!   standalone or Redis Cluster (`redis::RedisStore`).
-//! - [`memory`] (always): process memory, **not conformant** (a restart
-//!   forgets every claim); for benchmarks, tests and demos.
+//! - `PostgresStore` (feature `postgres`): the durable shared tier.
+//! - `RedisStore` (feature `redis`): a shared tier on Redis with AOF
+//!   persistence, standalone or Redis Cluster.
+//! - [`MemoryStore`] (always): process memory, **not conformant** (a
+//!   restart forgets every claim); for benchmarks, tests and demos.
+//!
+//! Every type is at the crate root; `testing` (feature `testing`) is the
+//! contract suite a third-party backend runs.
 //!
 //! Every store fails closed: when the backend cannot answer, operations
-//! return a retryable error (`StoreError` / [`IdempotencyError::Unavailable`](idempotency::IdempotencyError::Unavailable))
+//! return a retryable error (`StoreError` / [`IdempotencyError::Unavailable`])
 //! and the event is not accepted. [`StoreUrl`] parses the one-flag
 //! configuration (`sqlite:PATH`, `postgres://…`, `redis://…`) and [`open`]
 //! opens the store it names.
@@ -25,8 +27,8 @@
 //! ```
 //! # #[cfg(feature = "sqlite")]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyStore, SenderKey};
-//! use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+//! use adcp_store::{ClaimOutcome, Fingerprint, IdempotencyStore, SenderKey};
+//! use adcp_store::{SqliteOptions, SqliteStore};
 //! use adcp_verify::{InsertOutcome, ReplayKey, ReplayStore};
 //!
 //! let dir = std::env::temp_dir().join(format!("adcp-store-doc-{}", std::process::id()));
@@ -63,20 +65,32 @@
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub)]
 
-pub mod idempotency;
-pub mod memory;
+mod idempotency;
+mod memory;
 mod notification;
 #[cfg(feature = "postgres")]
-pub mod postgres;
+mod postgres;
 #[cfg(feature = "redis")]
-pub mod redis;
+mod redis;
 #[cfg(feature = "sqlite")]
-pub mod sqlite;
+mod sqlite;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use idempotency::{
+    Claim, ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError,
+    IdempotencyRecord, IdempotencyStore, MemoryIdempotencyStore, RecordState, SenderAliases, SenderKey,
+    MAX_NOTIFICATION_ID_LEN,
+};
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresOptions, PostgresStore};
+#[cfg(feature = "redis")]
+pub use redis::{RedisOptions, RedisStore};
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, SqliteStore};
+
 use adcp_verify::{ReplayLimits, ReplayStore};
-use idempotency::{ConfigError, IdempotencyConfig, IdempotencyStore};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -105,7 +119,7 @@ impl<T: ReplayStore + IdempotencyStore + ?Sized> Store for T {}
 /// assert!(matches!("postgres://adcp@db/adcp".parse()?, StoreUrl::Postgres(_)));
 /// assert_eq!("memory:".parse::<StoreUrl>()?, StoreUrl::Memory);
 /// assert!("mysql://db".parse::<StoreUrl>().is_err());
-/// # Ok::<(), adcp_store::idempotency::ConfigError>(())
+/// # Ok::<(), adcp_store::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StoreUrl {

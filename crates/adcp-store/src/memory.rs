@@ -18,8 +18,8 @@ use async_trait::async_trait;
 /// The in-memory replay cache and idempotency store behind one value.
 ///
 /// ```
-/// use adcp_store::memory::MemoryStore;
-/// use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
+/// use adcp_store::MemoryStore;
+/// use adcp_store::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 /// use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 ///
 /// let store = MemoryStore::new(ReplayLimits::webhook(), IdempotencyConfig::default())?;

@@ -1,39 +1,7 @@
-//! The PostgreSQL backend ([`PostgresStore`]): the durable shared tier for a
-//! fleet and for idempotency across region failover.
+//! The PostgreSQL backend.
 //!
-//! Every write is one transaction committed before the call returns, so an
-//! acknowledged claim or replay entry is as durable as the server's
-//! `synchronous_commit` (default `on`: flushed to the WAL; with synchronous
-//! replication, also on a standby). The store creates its schema and tables
-//! at connection time ([`PostgresOptions::schema`], migrations are
-//! idempotent `CREATE … IF NOT EXISTS` / `ADD COLUMN IF NOT EXISTS`, run as
-//! one transaction under an advisory lock so concurrent connects serialize;
-//! a schema created before notification records gains their table,
-//! `idempotency_notifications`, at the next connect).
-//!
-//! Replay rows are unique on `(keyid, scope, nonce)` and carry the signer's
-//! agent (`agented`, `agent`) only to be counted per `(agent, keyid)` for
-//! the per-keyid cap, in `replay_cap_counts`. A schema created by an older
-//! version (per-keyid `replay_counts`) is migrated in place at connect: the
-//! agent columns are added (existing rows join the `agent: None`
-//! partition, what they were counted as), the new counters are rebuilt
-//! from the rows and the old table is dropped, so an older process still
-//! connected fails closed (`relation does not exist`) instead of reading
-//! counts that no longer move.
-//!
-//! Atomicity: a replay insert locks the one aggregate counter row (so the
-//! per-keyid and aggregate caps are exact under concurrency); a claim of an
-//! absent key locks the sender's counter row. Claims of a key that already
-//! exists are answered from a plain read without locks. Counters are kept by
-//! triggers. Expired rows are deleted lazily by writes (the replay cache
-//! entirely, the idempotency keyspace per sender) and by
-//! [`PostgresStore::purge_expired`].
-//!
-//! Connections come from a small built-in pool; a broken connection is
-//! replaced on the next call, and every call is bounded by
-//! [`PostgresOptions::op_timeout`]: when the server is unreachable the call
-//! fails closed with a retryable error and recovers by itself once the
-//! server is back.
+//! The user-facing documentation is on [`PostgresStore`] (re-exported at the
+//! crate root).
 
 use crate::idempotency::{
     plan_claim, record_from_columns, ClaimOutcome, ClaimStep, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig,
@@ -75,8 +43,44 @@ impl Default for PostgresOptions {
     }
 }
 
-/// A durable [`ReplayStore`] and [`IdempotencyStore`] in PostgreSQL. See the
-/// [module docs](self).
+/// A durable [`ReplayStore`] and [`IdempotencyStore`] in PostgreSQL.
+///
+/// The PostgreSQL backend ([`PostgresStore`]): the durable shared tier for a
+/// fleet and for idempotency across region failover.
+///
+/// Every write is one transaction committed before the call returns, so an
+/// acknowledged claim or replay entry is as durable as the server's
+/// `synchronous_commit` (default `on`: flushed to the WAL; with synchronous
+/// replication, also on a standby). The store creates its schema and tables
+/// at connection time ([`PostgresOptions::schema`], migrations are
+/// idempotent `CREATE … IF NOT EXISTS` / `ADD COLUMN IF NOT EXISTS`, run as
+/// one transaction under an advisory lock so concurrent connects serialize;
+/// a schema created before notification records gains their table,
+/// `idempotency_notifications`, at the next connect).
+///
+/// Replay rows are unique on `(keyid, scope, nonce)` and carry the signer's
+/// agent (`agented`, `agent`) only to be counted per `(agent, keyid)` for
+/// the per-keyid cap, in `replay_cap_counts`. A schema created by an older
+/// version (per-keyid `replay_counts`) is migrated in place at connect: the
+/// agent columns are added (existing rows join the `agent: None`
+/// partition, what they were counted as), the new counters are rebuilt
+/// from the rows and the old table is dropped, so an older process still
+/// connected fails closed (`relation does not exist`) instead of reading
+/// counts that no longer move.
+///
+/// Atomicity: a replay insert locks the one aggregate counter row (so the
+/// per-keyid and aggregate caps are exact under concurrency); a claim of an
+/// absent key locks the sender's counter row. Claims of a key that already
+/// exists are answered from a plain read without locks. Counters are kept by
+/// triggers. Expired rows are deleted lazily by writes (the replay cache
+/// entirely, the idempotency keyspace per sender) and by
+/// [`PostgresStore::purge_expired`].
+///
+/// Connections come from a small built-in pool; a broken connection is
+/// replaced on the next call, and every call is bounded by
+/// [`PostgresOptions::op_timeout`]: when the server is unreachable the call
+/// fails closed with a retryable error and recovers by itself once the
+/// server is back.
 pub struct PostgresStore {
     url: String,
     options: PostgresOptions,

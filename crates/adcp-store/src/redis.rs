@@ -1,128 +1,7 @@
-//! The Redis backend ([`RedisStore`]): a shared tier for a fleet, with every
-//! decision taken by one Lua script (`EVALSHA`, loaded on demand).
+//! The Redis backend, standalone or Cluster.
 //!
-//! # Key layout
-//!
-//! Every key starts with [`RedisOptions::key_prefix`] (default `adcp`), so
-//! several stores (or test runs) share one server without touching each
-//! other. Identifiers are hex-encoded inside the keys, so no byte of a keyid,
-//! sender, nonce or idempotency key can break the layout or a hash tag:
-//!
-//! | key | type | contents |
-//! |-----|------|----------|
-//! | `P:replay:{rS}:hex(keyid):n:ID` | string | one replay entry: its `expires_at` |
-//! | `P:replay:{rS}:hex(keyid):z` | sorted set | the entries `ID` inserted without an agent, scored by `expires_at` (per-keyid cap) |
-//! | `P:replay:{rS}:hex(keyid):a:hex(agent):z` | sorted set | the entries `ID` inserted for `agent`, scored by `expires_at` (per-`(agent, keyid)` cap) |
-//! | `P:replay:{rS}:agg` | sorted set | shard `S`'s entries `hex(keyid):ID`, scored by `expires_at` (aggregate cap) |
-//! | `P:replay:shards` | string | the shard count every store on this prefix must use |
-//! | `P:idem:{s hex(sender)}:k:hex(key)` | hash | one idempotency record |
-//! | `P:idem:{s hex(sender)}:z` | sorted set | the sender's keys, scored by `expires_at` |
-//! | `P:idem:{s hex(sender)}:n:hex(notification_id)` | hash | one notification record: the first key (`key`) and `exp` |
-//!
-//! `ID` is `u` followed by hex(nonce) for an unscoped entry, and `s`,
-//! hex(scope), `.` and hex(nonce) for a scoped one. `s hex(sender)` is the
-//! letter `s` followed by the hex sender, so that no hash tag is ever empty
-//! (Redis hashes a key with an empty `{}` on its whole name). `S` is the
-//! keyid's replay shard, FNV-1a(keyid) mod [`RedisOptions::replay_shards`].
-//!
-//! Replay uniqueness is the entry key, per `(keyid, scope, nonce)` whoever
-//! signed; the per-keyid cap is counted in the sorted set of the entry's
-//! `(agent, keyid)` ([`ReplayKey::agent`]). Both are named from the raw
-//! keyid's shard, so the insert script still touches one slot. The pair is
-//! unambiguous: `hex(keyid)` has no `:`, and what follows it (`n`, `z` or
-//! `a`) says which kind of key it is; the agent set without an agent keeps
-//! the per-keyid name, so entries written before agents existed still
-//! count toward `agent: None`. When an expired entry of one agent is
-//! overwritten for another, its member stays in the first agent's set with
-//! its past score, where it no longer counts (see below) and is trimmed by
-//! that set's next write.
-//!
-//! # Redis Cluster
-//!
-//! Every script touches the keys of one hash tag only, so each script runs
-//! on one slot, as Redis Cluster requires (it refuses a script whose keys
-//! span slots with `CROSSSLOT`): the insert-with-cap touches the entry, the
-//! keyid's set and its shard's aggregate set, all tagged `{rS}`; a claim,
-//! completion or release touches the record and the sender's set (and a
-//! completion its notification record), all tagged `{s hex(sender)}`. Idempotency records spread over the cluster by
-//! sender; replay entries spread over [`RedisOptions::replay_shards`] slots.
-//!
-//! The aggregate cap needs every entry of a shard in one slot, so with `N`
-//! shards it is enforced per shard: each shard holds at most
-//! ⌊`aggregate_cap` / `N`⌋ live entries. The total never exceeds
-//! `aggregate_cap`; a shard can refuse (`AggregateCapReached`) while others
-//! have room. With the default `N = 1` the cap is exact and every replay key
-//! lives in one slot (one node of a cluster); raise `N` (for example to 4×
-//! the number of primaries) when the replay cache must spread over a
-//! cluster, and keep `aggregate_cap / N` above the per-keyid cap. The shard
-//! count is recorded under `P:replay:shards` at connect and a store with
-//! another count is refused, because a keyid must map to the same shard on
-//! every receiver.
-//!
-//! A `redis://` URL opens one [`ConnectionManager`] (a standalone server or
-//! a primary behind Sentinel); a `redis+cluster://host:port,host:port` URL
-//! opens a cluster connection from those seed nodes, which follows the
-//! cluster's slot map (`MOVED`, `ASK`). On a cluster,
-//! [`IdempotencyStore::claim_many`] sends one pipeline per sender (a cluster
-//! pipeline stays in one slot), the eviction-policy check reads every node,
-//! and [`RedisStore::delete_all`] scans every primary. The contract suite
-//! runs against a test-owned three-primary cluster.
-//!
-//! # Counting without drift
-//!
-//! Redis cannot decrement a counter when a key expires (short of keyspace
-//! notifications, which are lossy). The caps are therefore counted from
-//! sorted sets scored by each entry's expiry: every write script first runs
-//! `ZREMRANGEBYSCORE key -inf (now` and then `ZCARD`, and read-only counts use
-//! `ZCOUNT key now +inf`. A count is thus always exactly the number of live
-//! entries at the caller's `now`, whatever happened to the keys meanwhile.
-//! Live entries are never evicted: at a cap the script refuses the insert.
-//!
-//! # Expiry
-//!
-//! The scripts decide liveness from the `expires_at` stored in each entry,
-//! compared with the caller's `now` (inclusive, like every backend). Redis
-//! TTLs only reclaim memory: each entry key gets `EXPIREAT` at its absolute
-//! expiry plus [`RedisOptions::expiry_grace`]; when the caller's clock runs
-//! behind the server's (`TIME`), the expiry is shifted by that offset so
-//! that Redis never drops an entry the caller still considers live. The
-//! sorted sets are extended with `EXPIREAT … GT` to their latest member.
-//!
-//! # Fail closed
-//!
-//! Every call is bounded by [`RedisOptions::op_timeout`]; a connection error,
-//! a timeout or a script error answers `StoreError` /
-//! [`IdempotencyError::Unavailable`], never a guess. The connection manager
-//! reconnects by itself once the server is back.
-//!
-//! # Server version
-//!
-//! Redis 7.0 or later (the scripts use `EXPIREAT … GT` and `SET … EXAT`).
-//!
-//! # Durability
-//!
-//! An acknowledged write is only as durable as the server's persistence;
-//! Redis replies before anything reaches disk unless told otherwise:
-//!
-//! - `appendonly yes` + `appendfsync always`: every write is fsynced to the
-//!   AOF before the reply, so every acknowledged claim, completion and nonce
-//!   survives `kill -9` and power loss. Costs one fsync per write (tested:
-//!   a SIGKILLed server restarted on its AOF still holds every acknowledged
-//!   claim).
-//! - `appendonly yes` + `appendfsync everysec`: the AOF is fsynced once a
-//!   second, so a crash or power loss can drop up to about one second of
-//!   acknowledged writes (two in the worst case, when a slow fsync delays
-//!   the next one). A lost completion or claim lets the sender's retry be
-//!   applied a second time; a lost nonce reopens a replay window for that
-//!   signature. Acceptable only when side effects tolerate it.
-//! - RDB snapshots alone or `appendfsync no`: everything since the last
-//!   snapshot (or the kernel's flush) can be lost; not suitable.
-//!
-//! Replication is asynchronous, so a failover to a replica can lose the
-//! last acknowledged writes the same way. Run the server with
-//! `maxmemory-policy noeviction`: [`RedisStore::connect`] checks the policy
-//! with `CONFIG GET maxmemory-policy` and refuses an evicting server (see
-//! [`RedisOptions::check_eviction_policy`]). See `docs/operations.md`.
+//! The user-facing documentation is on [`RedisStore`] (re-exported at the
+//! crate root).
 
 use crate::idempotency::{
     Claim, ClaimOutcome, ClaimRequest, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError,
@@ -151,8 +30,8 @@ pub struct RedisOptions {
     pub key_prefix: String,
     /// How many hash slots the replay cache spreads over (default 1, at most
     /// [`MAX_REPLAY_SHARDS`](RedisOptions::MAX_REPLAY_SHARDS)). With more than
-    /// one, the aggregate cap is enforced per shard (see the [module
-    /// docs](self#redis-cluster)). Every store sharing a prefix must use the
+    /// one, the aggregate cap is enforced per shard (see "Redis Cluster" on
+    /// [`RedisStore`]). Every store sharing a prefix must use the
     /// same value; [`RedisStore::connect`] refuses a mismatch.
     pub replay_shards: u16,
     /// Bound on every operation, connecting included (default 5 s).
@@ -403,7 +282,7 @@ fn cluster_seeds(url: &str) -> Option<Result<Vec<String>, ConfigError>> {
     Some(Ok(seeds))
 }
 
-/// The key names of one store (see the [module docs](self#key-layout)):
+/// The key names of one store (see "Key layout" on [`RedisStore`]):
 /// pure functions of the prefix and the shard count, so that the slot of
 /// every key a script touches can be checked without a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -525,8 +404,133 @@ impl Layout {
     }
 }
 
-/// A [`ReplayStore`] and [`IdempotencyStore`] in Redis. See the [module
-/// docs](self).
+/// A [`ReplayStore`] and [`IdempotencyStore`] in Redis.
+///
+/// The Redis backend ([`RedisStore`]): a shared tier for a fleet, with every
+/// decision taken by one Lua script (`EVALSHA`, loaded on demand).
+///
+/// # Key layout
+///
+/// Every key starts with [`RedisOptions::key_prefix`] (default `adcp`), so
+/// several stores (or test runs) share one server without touching each
+/// other. Identifiers are hex-encoded inside the keys, so no byte of a keyid,
+/// sender, nonce or idempotency key can break the layout or a hash tag:
+///
+/// | key | type | contents |
+/// |-----|------|----------|
+/// | `P:replay:{rS}:hex(keyid):n:ID` | string | one replay entry: its `expires_at` |
+/// | `P:replay:{rS}:hex(keyid):z` | sorted set | the entries `ID` inserted without an agent, scored by `expires_at` (per-keyid cap) |
+/// | `P:replay:{rS}:hex(keyid):a:hex(agent):z` | sorted set | the entries `ID` inserted for `agent`, scored by `expires_at` (per-`(agent, keyid)` cap) |
+/// | `P:replay:{rS}:agg` | sorted set | shard `S`'s entries `hex(keyid):ID`, scored by `expires_at` (aggregate cap) |
+/// | `P:replay:shards` | string | the shard count every store on this prefix must use |
+/// | `P:idem:{s hex(sender)}:k:hex(key)` | hash | one idempotency record |
+/// | `P:idem:{s hex(sender)}:z` | sorted set | the sender's keys, scored by `expires_at` |
+/// | `P:idem:{s hex(sender)}:n:hex(notification_id)` | hash | one notification record: the first key (`key`) and `exp` |
+///
+/// `ID` is `u` followed by hex(nonce) for an unscoped entry, and `s`,
+/// hex(scope), `.` and hex(nonce) for a scoped one. `s hex(sender)` is the
+/// letter `s` followed by the hex sender, so that no hash tag is ever empty
+/// (Redis hashes a key with an empty `{}` on its whole name). `S` is the
+/// keyid's replay shard, FNV-1a(keyid) mod [`RedisOptions::replay_shards`].
+///
+/// Replay uniqueness is the entry key, per `(keyid, scope, nonce)` whoever
+/// signed; the per-keyid cap is counted in the sorted set of the entry's
+/// `(agent, keyid)` ([`ReplayKey::agent`]). Both are named from the raw
+/// keyid's shard, so the insert script still touches one slot. The pair is
+/// unambiguous: `hex(keyid)` has no `:`, and what follows it (`n`, `z` or
+/// `a`) says which kind of key it is; the agent set without an agent keeps
+/// the per-keyid name, so entries written before agents existed still
+/// count toward `agent: None`. When an expired entry of one agent is
+/// overwritten for another, its member stays in the first agent's set with
+/// its past score, where it no longer counts (see below) and is trimmed by
+/// that set's next write.
+///
+/// # Redis Cluster
+///
+/// Every script touches the keys of one hash tag only, so each script runs
+/// on one slot, as Redis Cluster requires (it refuses a script whose keys
+/// span slots with `CROSSSLOT`): the insert-with-cap touches the entry, the
+/// keyid's set and its shard's aggregate set, all tagged `{rS}`; a claim,
+/// completion or release touches the record and the sender's set (and a
+/// completion its notification record), all tagged `{s hex(sender)}`. Idempotency records spread over the cluster by
+/// sender; replay entries spread over [`RedisOptions::replay_shards`] slots.
+///
+/// The aggregate cap needs every entry of a shard in one slot, so with `N`
+/// shards it is enforced per shard: each shard holds at most
+/// ⌊`aggregate_cap` / `N`⌋ live entries. The total never exceeds
+/// `aggregate_cap`; a shard can refuse (`AggregateCapReached`) while others
+/// have room. With the default `N = 1` the cap is exact and every replay key
+/// lives in one slot (one node of a cluster); raise `N` (for example to 4×
+/// the number of primaries) when the replay cache must spread over a
+/// cluster, and keep `aggregate_cap / N` above the per-keyid cap. The shard
+/// count is recorded under `P:replay:shards` at connect and a store with
+/// another count is refused, because a keyid must map to the same shard on
+/// every receiver.
+///
+/// A `redis://` URL opens one [`ConnectionManager`] (a standalone server or
+/// a primary behind Sentinel); a `redis+cluster://host:port,host:port` URL
+/// opens a cluster connection from those seed nodes, which follows the
+/// cluster's slot map (`MOVED`, `ASK`). On a cluster,
+/// [`IdempotencyStore::claim_many`] sends one pipeline per sender (a cluster
+/// pipeline stays in one slot), the eviction-policy check reads every node,
+/// and [`RedisStore::delete_all`] scans every primary. The contract suite
+/// runs against a test-owned three-primary cluster.
+///
+/// # Counting without drift
+///
+/// Redis cannot decrement a counter when a key expires (short of keyspace
+/// notifications, which are lossy). The caps are therefore counted from
+/// sorted sets scored by each entry's expiry: every write script first runs
+/// `ZREMRANGEBYSCORE key -inf (now` and then `ZCARD`, and read-only counts use
+/// `ZCOUNT key now +inf`. A count is thus always exactly the number of live
+/// entries at the caller's `now`, whatever happened to the keys meanwhile.
+/// Live entries are never evicted: at a cap the script refuses the insert.
+///
+/// # Expiry
+///
+/// The scripts decide liveness from the `expires_at` stored in each entry,
+/// compared with the caller's `now` (inclusive, like every backend). Redis
+/// TTLs only reclaim memory: each entry key gets `EXPIREAT` at its absolute
+/// expiry plus [`RedisOptions::expiry_grace`]; when the caller's clock runs
+/// behind the server's (`TIME`), the expiry is shifted by that offset so
+/// that Redis never drops an entry the caller still considers live. The
+/// sorted sets are extended with `EXPIREAT … GT` to their latest member.
+///
+/// # Fail closed
+///
+/// Every call is bounded by [`RedisOptions::op_timeout`]; a connection error,
+/// a timeout or a script error answers `StoreError` /
+/// [`IdempotencyError::Unavailable`], never a guess. The connection manager
+/// reconnects by itself once the server is back.
+///
+/// # Server version
+///
+/// Redis 7.0 or later (the scripts use `EXPIREAT … GT` and `SET … EXAT`).
+///
+/// # Durability
+///
+/// An acknowledged write is only as durable as the server's persistence;
+/// Redis replies before anything reaches disk unless told otherwise:
+///
+/// - `appendonly yes` + `appendfsync always`: every write is fsynced to the
+///   AOF before the reply, so every acknowledged claim, completion and nonce
+///   survives `kill -9` and power loss. Costs one fsync per write (tested:
+///   a SIGKILLed server restarted on its AOF still holds every acknowledged
+///   claim).
+/// - `appendonly yes` + `appendfsync everysec`: the AOF is fsynced once a
+///   second, so a crash or power loss can drop up to about one second of
+///   acknowledged writes (two in the worst case, when a slow fsync delays
+///   the next one). A lost completion or claim lets the sender's retry be
+///   applied a second time; a lost nonce reopens a replay window for that
+///   signature. Acceptable only when side effects tolerate it.
+/// - RDB snapshots alone or `appendfsync no`: everything since the last
+///   snapshot (or the kernel's flush) can be lost; not suitable.
+///
+/// Replication is asynchronous, so a failover to a replica can lose the
+/// last acknowledged writes the same way. Run the server with
+/// `maxmemory-policy noeviction`: [`RedisStore::connect`] checks the policy
+/// with `CONFIG GET maxmemory-policy` and refuses an evicting server (see
+/// [`RedisOptions::check_eviction_policy`]). See `docs/operations.md`.
 pub struct RedisStore {
     options: RedisOptions,
     layout: Layout,

@@ -21,8 +21,8 @@
 
 use adcp_sigbase::SystemClock;
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
-use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
-use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
+use adcp_store::{SqliteOptions, SqliteStore};
 use adcp_verify::MemoryReplayStore;
 use adcp_verify::Profile;
 use adcp_verify::StaticKeyResolver;

@@ -85,7 +85,7 @@
 //!
 //! ```
 //! use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
-//! use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+//! use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 //! use adcp_verify::StaticKeyResolver;
 //! use adcp_verify::MemoryReplayStore;
 //! use adcp_webhook::{McpWebhook, TaskStatus};

@@ -265,7 +265,7 @@ async fn store_paused_answers_503_within_the_op_timeout_and_the_resigned_retry_i
 /// forwarded exactly once, and later retries are duplicates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_written_late_by_a_paused_store_holds_the_event_until_its_lease_expires_then_it_is_forwarded_once() {
-    use adcp_store::idempotency::{Fingerprint, IdempotencyStore, SenderKey};
+    use adcp_store::{Fingerprint, IdempotencyStore, SenderKey};
 
     let (port, server) = private_redis("gw-fault-late-claim");
     let upstream = Upstream::start().await;

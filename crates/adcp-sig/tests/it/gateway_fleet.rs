@@ -189,13 +189,11 @@ async fn every_kind_through_the_gateway_on_sqlite() {
 async fn every_kind_through_the_gateway_on_redis() {
     let namespace = unique("kinds_redis");
     every_kind_through_the_gateway(&redis_url(), &namespace).await;
-    let options = adcp_store::redis::RedisOptions {
+    let options = adcp_store::RedisOptions {
         key_prefix: namespace,
-        ..adcp_store::redis::RedisOptions::default()
+        ..adcp_store::RedisOptions::default()
     };
-    let store = adcp_store::redis::RedisStore::connect(&redis_url(), options)
-        .await
-        .unwrap();
+    let store = adcp_store::RedisStore::connect(&redis_url(), options).await.unwrap();
     store.delete_all().await.unwrap();
 }
 
@@ -203,12 +201,12 @@ async fn every_kind_through_the_gateway_on_redis() {
 async fn every_kind_through_the_gateway_on_postgres() {
     let namespace = unique("kinds_pg");
     every_kind_through_the_gateway(&database_url(), &namespace).await;
-    let options = adcp_store::postgres::PostgresOptions {
+    let options = adcp_store::PostgresOptions {
         schema: namespace,
         pool_size: 1,
-        ..adcp_store::postgres::PostgresOptions::default()
+        ..adcp_store::PostgresOptions::default()
     };
-    let store = adcp_store::postgres::PostgresStore::connect(&database_url(), options)
+    let store = adcp_store::PostgresStore::connect(&database_url(), options)
         .await
         .unwrap();
     store.drop_schema().await.unwrap();

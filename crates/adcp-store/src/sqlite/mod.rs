@@ -1,43 +1,7 @@
-//! The embedded SQLite backend ([`SqliteStore`]), the default for a single
-//! receiver process.
+//! The embedded SQLite backend.
 //!
-//! One database file holds both the transport replay cache and the
-//! idempotency keyspace. Durability: the database runs in WAL mode with
-//! `synchronous=FULL`, and a call returns only after the transaction
-//! holding its write committed, so every acknowledged write (an `Inserted`
-//! replay entry, a claim, a completion) is fsynced before the call returns
-//! and survives `kill -9` and power loss.
-//!
-//! Group commit: one writer thread per store owns the connection and runs
-//! every operation, reads included, in arrival order. It batches the
-//! operations queued at the same moment (up to 256) into one
-//! `BEGIN IMMEDIATE` transaction, each in a savepoint of its own (an
-//! operation that fails is rolled back and fails alone), and commits once,
-//! so concurrent callers share one fsync; each operation sees the effects
-//! of the ones before it, as if it ran alone. Several processes may share
-//! one file safely: they serialize on SQLite's write lock (the transactions
-//! are `BEGIN IMMEDIATE`), waiting up to [`SqliteOptions::busy_timeout`].
-//!
-//! Expiry is by indexed timestamp: each write first deletes the rows that
-//! expired before `now`. Live-entry counts for the caps are kept in counter
-//! tables maintained by triggers, so a cap check costs one lookup. Replay
-//! rows are unique on `(keyid, scope, nonce)` and carry the signer's agent
-//! only to be counted per `(agent, keyid)` for the per-keyid cap.
-//!
-//! Schema versions are recorded in `PRAGMA user_version`; opening a file
-//! of an older version migrates it in place in one transaction (version 1
-//! → 2 adds the replay rows' agent and the per-`(agent, keyid)` counters,
-//! keeping every live entry), and a file of a newer version is refused.
-//! The notification records' table is added at open without a version
-//! bump (older builds never read it; see `schema.rs`). The file
-//! stays bounded: rows are capped (replay caps, per-sender cap), freed pages
-//! are reused, and [`SqliteOptions::max_db_bytes`] sets a hard ceiling
-//! (writes beyond it fail closed).
-//!
-//! Calls from a tokio runtime await the writer's answer without blocking a
-//! worker; outside a runtime they block the calling thread until it
-//! arrives. Dropping the last clone of a store lets the writer finish the
-//! queued operations, then closes the database and joins the thread.
+//! The user-facing documentation is on [`SqliteStore`] (re-exported at the
+//! crate root).
 
 mod notification;
 mod schema;
@@ -83,7 +47,47 @@ impl Default for SqliteOptions {
 }
 
 /// A durable [`ReplayStore`] and [`IdempotencyStore`] in one SQLite file.
-/// See the [module docs](self) for durability and expiry.
+///
+/// The embedded SQLite backend ([`SqliteStore`]), the default for a single
+/// receiver process.
+///
+/// One database file holds both the transport replay cache and the
+/// idempotency keyspace. Durability: the database runs in WAL mode with
+/// `synchronous=FULL`, and a call returns only after the transaction
+/// holding its write committed, so every acknowledged write (an `Inserted`
+/// replay entry, a claim, a completion) is fsynced before the call returns
+/// and survives `kill -9` and power loss.
+///
+/// Group commit: one writer thread per store owns the connection and runs
+/// every operation, reads included, in arrival order. It batches the
+/// operations queued at the same moment (up to 256) into one
+/// `BEGIN IMMEDIATE` transaction, each in a savepoint of its own (an
+/// operation that fails is rolled back and fails alone), and commits once,
+/// so concurrent callers share one fsync; each operation sees the effects
+/// of the ones before it, as if it ran alone. Several processes may share
+/// one file safely: they serialize on SQLite's write lock (the transactions
+/// are `BEGIN IMMEDIATE`), waiting up to [`SqliteOptions::busy_timeout`].
+///
+/// Expiry is by indexed timestamp: each write first deletes the rows that
+/// expired before `now`. Live-entry counts for the caps are kept in counter
+/// tables maintained by triggers, so a cap check costs one lookup. Replay
+/// rows are unique on `(keyid, scope, nonce)` and carry the signer's agent
+/// only to be counted per `(agent, keyid)` for the per-keyid cap.
+///
+/// Schema versions are recorded in `PRAGMA user_version`; opening a file
+/// of an older version migrates it in place in one transaction (version 1
+/// → 2 adds the replay rows' agent and the per-`(agent, keyid)` counters,
+/// keeping every live entry), and a file of a newer version is refused.
+/// The notification records' table is added at open without a version
+/// bump (older builds never read it; see `schema.rs`). The file
+/// stays bounded: rows are capped (replay caps, per-sender cap), freed pages
+/// are reused, and [`SqliteOptions::max_db_bytes`] sets a hard ceiling
+/// (writes beyond it fail closed).
+///
+/// Calls from a tokio runtime await the writer's answer without blocking a
+/// worker; outside a runtime they block the calling thread until it
+/// arrives. Dropping the last clone of a store lets the writer finish the
+/// queued operations, then closes the database and joins the thread.
 #[derive(Clone)]
 pub struct SqliteStore {
     /// Shared by the clones; the last one dropped stops the writer thread.

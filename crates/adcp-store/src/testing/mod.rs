@@ -16,7 +16,7 @@
 //! dev-dependencies; the in-memory stores stand in for it here):
 //!
 //! ```
-//! use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+//! use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 //! use adcp_store::testing::{self, Backend};
 //! use adcp_verify::{MemoryReplayStore, ReplayLimits};
 //! use async_trait::async_trait;

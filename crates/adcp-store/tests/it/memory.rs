@@ -1,7 +1,7 @@
 //! The contract suite against the in-memory reference stores.
 
-use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_store::testing as contract;
+use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_verify::{MemoryReplayStore, ReplayLimits};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ contract::contract_tests!(Memory);
 
 #[test]
 fn config_refuses_a_window_under_24_hours() {
-    use adcp_store::idempotency::ConfigError;
+    use adcp_store::ConfigError;
     assert_eq!(
         IdempotencyConfig::new(86_399, 60, 10),
         Err(ConfigError::WindowTooShort { window_secs: 86_399 })

@@ -9,8 +9,8 @@
     allow(dead_code, unused_imports)
 )]
 
-use adcp_store::idempotency::{ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_store::{open, Store, StoreOptions, StoreUrl};
+use adcp_store::{ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use std::sync::Arc;
 
@@ -131,7 +131,7 @@ async fn opens_memory_by_url() {
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn opens_redis_by_url() {
-    use adcp_store::redis::{RedisOptions, RedisStore};
+    use adcp_store::{RedisOptions, RedisStore};
     let raw = adcp_test_support::redis_url();
     let url: StoreUrl = raw.parse().unwrap();
     let prefix = unique("redis");
@@ -162,7 +162,7 @@ async fn opens_redis_by_url() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn opens_postgres_by_url() {
-    use adcp_store::postgres::{PostgresOptions, PostgresStore};
+    use adcp_store::{PostgresOptions, PostgresStore};
     let raw = adcp_test_support::database_url();
     let url: StoreUrl = raw.parse().unwrap();
     let schema = unique("pg");

@@ -4,9 +4,9 @@
 //! its own schema, dropped afterwards.
 
 use crate::fixtures::{database_url, event, unique_name};
-use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore};
-use adcp_store::postgres::{PostgresOptions, PostgresStore};
 use adcp_store::testing as contract;
+use adcp_store::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore};
+use adcp_store::{PostgresOptions, PostgresStore};
 use adcp_verify::{ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use std::time::Duration;

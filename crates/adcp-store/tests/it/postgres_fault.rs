@@ -6,8 +6,8 @@
 //! and every acknowledged write is still there.
 
 use crate::fixtures::{claim_when_back, claimed, database_url, event, SELLER_NONCE};
-use adcp_store::idempotency::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore};
-use adcp_store::postgres::{PostgresOptions, PostgresStore};
+use adcp_store::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyError, IdempotencyStore};
+use adcp_store::{PostgresOptions, PostgresStore};
 use adcp_verify::{InsertOutcome, ReplayStore};
 use std::net::SocketAddr;
 use std::str::FromStr;

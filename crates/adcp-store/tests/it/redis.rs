@@ -8,10 +8,8 @@ use adcp_store::testing as contract;
 use adcp_test_support::redis_server;
 
 use crate::fixtures::{claim_when_back, claimed, event, redis_store, redis_url, unique_name, SELLER, SELLER_NONCE};
-use adcp_store::idempotency::{
-    ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore,
-};
-use adcp_store::redis::{RedisOptions, RedisStore};
+use adcp_store::{ClaimOutcome, ConfigError, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyStore};
+use adcp_store::{RedisOptions, RedisStore};
 use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use redis_server::{free_port, temp_dir, Server};
@@ -394,7 +392,7 @@ async fn a_stopped_server_fails_closed_under_load_and_the_store_recovers_by_itse
     server.kill();
     past(&fails, 0, "the load did not see the outage").await;
     // While the server is down, batched claims fail closed as well.
-    let batch = [adcp_store::idempotency::ClaimRequest {
+    let batch = [adcp_store::ClaimRequest {
         key: event("whk_batch"),
         fingerprint: FP,
     }; 3];

@@ -7,8 +7,8 @@
 use adcp_store::testing as contract;
 use adcp_test_support::redis_server;
 
-use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
-use adcp_store::redis::{RedisOptions, RedisStore};
+use adcp_store::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
+use adcp_store::{RedisOptions, RedisStore};
 use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use redis_server::{free_port, temp_dir, Server};

@@ -7,11 +7,9 @@ use adcp_store::testing as contract;
 use adcp_test_support::redis_server;
 
 use crate::fixtures::redis_store;
-use adcp_store::idempotency::{
-    ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey,
-};
-use adcp_store::redis::{RedisOptions, RedisStore};
 use adcp_store::{open, StoreOptions, StoreUrl};
+use adcp_store::{ClaimOutcome, ClaimRequest, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
+use adcp_store::{RedisOptions, RedisStore};
 use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use redis_server::Cluster;

@@ -8,7 +8,7 @@ use adcp_test_support::redis_server;
 
 use adcp_sigbase::Message;
 use adcp_sign::{Algorithm, FixedClock, HttpSigner, SignedRequest, SoftwareSigner, WebhookEvent};
-use adcp_store::redis::{RedisOptions, RedisStore};
+use adcp_store::{RedisOptions, RedisStore};
 use adcp_verify::ErrorCode;
 use adcp_verify::FixedClock as VerifyClock;
 use adcp_verify::Profile;

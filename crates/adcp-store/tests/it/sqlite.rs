@@ -1,8 +1,8 @@
 //! The contract suite, durability and fail-closed behaviour of the SQLite backend.
 
-use adcp_store::idempotency::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
-use adcp_store::sqlite::{SqliteOptions, SqliteStore};
 use adcp_store::testing as contract;
+use adcp_store::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
+use adcp_store::{SqliteOptions, SqliteStore};
 use adcp_verify::{ReplayLimits, ReplayStore};
 use async_trait::async_trait;
 use std::path::{Path, PathBuf};

@@ -22,7 +22,7 @@ use tracing::Instrument;
 /// error, releases the claim so the sender's retry is processed again.
 ///
 /// ```
-/// use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+/// use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 /// use adcp_verify::StaticKeyResolver;
 /// use adcp_verify::MemoryReplayStore;
 /// use adcp_webhook::{Receiver, ReceiverLayer, Webhook};

@@ -22,7 +22,7 @@ pub use webhook::Webhook;
 use crate::payload::{AcceptKinds, Channel, WebhookPayload};
 use adcp_sigbase::Message;
 use adcp_sigbase::{Clock, SystemClock};
-use adcp_store::idempotency::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
+use adcp_store::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, IdempotencyStore, SenderKey};
 use adcp_strict_json::jcs;
 use adcp_verify::admission::AdmissionMonitor;
 use adcp_verify::legacy::{VerifiedWebhook, WebhookAuthMode};
@@ -368,7 +368,7 @@ struct Inner {
 /// per webhook registration (mode, keys, stores).
 ///
 /// ```
-/// use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+/// use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 /// use adcp_verify::StaticKeyResolver;
 /// use adcp_verify::MemoryReplayStore;
 /// use adcp_webhook::{Decision, Receiver};

@@ -5,7 +5,7 @@
 use super::*;
 use crate::envelope::{McpWebhook, TaskStatus};
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
-use adcp_store::idempotency::{IdempotencyConfig, IdempotencyError, IdempotencyRecord, MemoryIdempotencyStore};
+use adcp_store::{IdempotencyConfig, IdempotencyError, IdempotencyRecord, MemoryIdempotencyStore};
 use adcp_verify::MemoryReplayStore;
 use adcp_verify::{ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver};
 use async_trait::async_trait;

@@ -8,7 +8,7 @@
 
 use crate::common::*;
 use adcp_sign::Algorithm;
-use adcp_store::idempotency::IdempotencyStore;
+use adcp_store::IdempotencyStore;
 use adcp_verify::ReplayStore;
 use adcp_webhook::{outcome, Receiver};
 use adcp_webhook::{DeliveryOutcome, Destination};
@@ -123,7 +123,7 @@ async fn memory_store() {
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_store() {
-    use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+    use adcp_store::{SqliteOptions, SqliteStore};
     let dir = std::env::temp_dir().join(format!("adcp-webhook-e2e-{}-{}", std::process::id(), line!()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("dedup.sqlite");
@@ -147,7 +147,7 @@ async fn sqlite_store() {
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_store() {
-    use adcp_store::redis::{RedisOptions, RedisStore};
+    use adcp_store::{RedisOptions, RedisStore};
     let url = adcp_test_support::redis_url();
     let options = RedisOptions {
         key_prefix: format!("adcp-webhook-test:{}:{}", std::process::id(), unique()),
@@ -172,7 +172,7 @@ async fn redis_store() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_store() {
-    use adcp_store::postgres::{PostgresOptions, PostgresStore};
+    use adcp_store::{PostgresOptions, PostgresStore};
     let url = adcp_test_support::database_url();
     let options = PostgresOptions {
         schema: format!("adcp_webhook_test_{}_{}", std::process::id(), unique()),
@@ -569,7 +569,7 @@ async fn lifecycle_memory_store() {
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_sqlite_store() {
-    use adcp_store::sqlite::{SqliteOptions, SqliteStore};
+    use adcp_store::{SqliteOptions, SqliteStore};
     let dir = std::env::temp_dir().join(format!("adcp-webhook-lifecycle-{}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).unwrap();
     let store = Arc::new(SqliteStore::open(dir.join("dedup.sqlite"), SqliteOptions::default()).unwrap());
@@ -584,7 +584,7 @@ async fn lifecycle_sqlite_store() {
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_redis_store() {
-    use adcp_store::redis::{RedisOptions, RedisStore};
+    use adcp_store::{RedisOptions, RedisStore};
     let url = adcp_test_support::redis_url();
     let options = RedisOptions {
         key_prefix: format!("adcp-webhook-lifecycle:{}:{}", std::process::id(), unique()),
@@ -602,7 +602,7 @@ async fn lifecycle_redis_store() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_postgres_store() {
-    use adcp_store::postgres::{PostgresOptions, PostgresStore};
+    use adcp_store::{PostgresOptions, PostgresStore};
     let url = adcp_test_support::database_url();
     let options = PostgresOptions {
         schema: format!("adcp_webhook_lifecycle_{}_{}", std::process::id(), unique()),

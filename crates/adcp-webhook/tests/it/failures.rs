@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use adcp_sign::{Algorithm, RandomSource, RandomnessUnavailable, WebhookEvent};
-use adcp_store::idempotency::{
+use adcp_store::{
     ClaimOutcome, ClaimToken, Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore,
     MemoryIdempotencyStore, SenderKey,
 };

@@ -2,7 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
-use adcp_store::idempotency::{IdempotencyConfig, MemoryIdempotencyStore};
+use adcp_store::{IdempotencyConfig, MemoryIdempotencyStore};
 use adcp_verify::{KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver};
 use adcp_verify::{MemoryReplayStore, ReplayStore};
 use adcp_webhook::payload::PayloadKind;
