@@ -120,6 +120,15 @@ pub use metrics::GatewayMetrics;
 pub use server::{Gateway, GatewayHandle, GatewayOptions};
 pub use subscriptions::Registrations;
 
+// The parameter types of `Gateway::new` and `GatewayOptions`, so that a
+// user of this crate can name everything they take.
+#[doc(no_inline)]
+pub use adcp_store::Store;
+#[doc(no_inline)]
+pub use adcp_verify::legacy::WebhookAuthMode;
+#[doc(no_inline)]
+pub use adcp_verify::{Clock, KeyResolver};
+
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

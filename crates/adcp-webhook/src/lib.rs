@@ -163,6 +163,21 @@ pub use sender::{
     DEFAULT_ACTIVATION_TIMEOUT, MAX_ACTIVATION_RESPONSE_BYTES, MAX_ACTIVATION_TIMEOUT, SENDER_TRACING_TARGET,
 };
 
+// The builders' parameter types, so that a user of this crate can name
+// everything `Receiver::builder` and `WebhookSender::builder` take.
+#[doc(no_inline)]
+pub use adcp_jwks::{DnsResolver, TrustRoots};
+#[doc(no_inline)]
+pub use adcp_sign::{HttpSigner, RandomSource, Signer};
+#[doc(no_inline)]
+pub use adcp_store::{IdempotencyStore, Store};
+#[doc(no_inline)]
+pub use adcp_verify::admission::AdmissionMonitor;
+#[doc(no_inline)]
+pub use adcp_verify::legacy::WebhookAuthMode;
+#[doc(no_inline)]
+pub use adcp_verify::{Clock, KeyResolver, ReplayStore};
+
 /// The README's examples, compiled as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
