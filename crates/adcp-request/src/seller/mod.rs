@@ -1,0 +1,1 @@
+//! The seller side: verify incoming signed AdCP requests under the seller's own `request_signing` capability.

@@ -1,0 +1,1 @@
+//! The integration tests of adcp-request, one binary with a module per area.
