@@ -31,28 +31,8 @@ impl Server {
     /// `CROSSSLOT`) without `MOVED` redirections.
     pub fn start_cluster_node(port: u16, dir: PathBuf) -> Self {
         let server = Self::start_with(port, dir, "noeviction", true);
-        let cli = |args: &[&str]| {
-            Command::new("redis-cli")
-                .args(["-p", &port.to_string()])
-                .args(args)
-                .output()
-                .expect("redis-cli on PATH")
-        };
-        let added = cli(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
-        assert!(
-            String::from_utf8_lossy(&added.stdout).contains("OK"),
-            "{}",
-            String::from_utf8_lossy(&added.stdout)
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let info = cli(&["CLUSTER", "INFO"]);
-            if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
-                break server;
-            }
-            assert!(Instant::now() < deadline, "the cluster node did not become ready");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_cluster_ok(&port.to_string(), &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+        server
     }
 
     /// A standalone, non-evicting server with `appendfsync fsync`
@@ -234,18 +214,75 @@ impl Cluster {
 /// (see `watchdog.rs`) kills it and removes its directory once the test
 /// process has exited. `Err(None)`: `redis-server` is not installed.
 pub(crate) fn start_private() -> Result<String, Option<String>> {
+    start_private_server(false)
+}
+
+/// A private single-node Redis Cluster owning every slot, started once per
+/// test process and outliving its tests (the same sidecar removes it): for
+/// suites that give each store its own key prefix instead of its own
+/// server. A node turns `cluster_state:ok` only about two seconds after it
+/// starts (Redis delays a restarted primary's writes), so one node per
+/// process instead of one per test saves those seconds per test.
+///
+/// # Panics
+///
+/// When `redis-server` is missing or the node does not become ready.
+pub fn private_cluster_node_url() -> String {
+    static URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    URL.get_or_init(|| {
+        let url = match start_private_server(true) {
+            Ok(url) => url,
+            Err(None) => panic!("redis-server is not installed (the Redis Cluster tests need it)"),
+            Err(Some(why)) => panic!("{why}"),
+        };
+        let port = url.rsplit(':').next().unwrap_or_default().to_owned();
+        wait_cluster_ok(&port, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+        url
+    })
+    .clone()
+}
+
+/// Gives the node at `port` its slots (`add`) and waits for
+/// `cluster_state:ok`.
+fn wait_cluster_ok(port: &str, add: &[&str]) {
+    let cli = |args: &[&str]| {
+        Command::new("redis-cli")
+            .args(["-p", port])
+            .args(args)
+            .output()
+            .expect("redis-cli on PATH")
+    };
+    let added = cli(add);
+    assert!(
+        String::from_utf8_lossy(&added.stdout).contains("OK"),
+        "{}",
+        String::from_utf8_lossy(&added.stdout)
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let info = cli(&["CLUSTER", "INFO"]);
+        if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the cluster node did not become ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn start_private_server(cluster: bool) -> Result<String, Option<String>> {
     let port = free_port();
-    let dir = temp_dir("shared");
+    let dir = temp_dir(if cluster { "shared-cluster" } else { "shared" });
     std::fs::create_dir_all(&dir).map_err(|e| Some(format!("{}: {e}", dir.display())))?;
     let mut command = Command::new("redis-server");
     command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
         .args(["--appendonly", "no", "--daemonize", "no"])
         .arg("--dir")
-        .arg(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .arg(&dir);
+    if cluster {
+        command.args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
+    }
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     // Its own process group: a Ctrl-C on the test run leaves it to the
     // sidecar.
     #[cfg(unix)]

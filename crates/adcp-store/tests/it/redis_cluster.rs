@@ -1,67 +1,64 @@
 //! The Redis backend on a Redis Cluster node (a test-owned, single-node
-//! cluster owning all 16,384 slots). Cluster mode refuses any script whose
-//! keys span slots (`CROSSSLOT`), so the whole contract suite passing here
-//! shows that every script touches one slot; `CLUSTER KEYSLOT` confirms the
-//! layout key by key. Each case gets its own server.
+//! cluster owning all 16,384 slots, one per test process). Cluster mode
+//! refuses any script whose keys span slots (`CROSSSLOT`), so the whole
+//! contract suite passing here shows that every script touches one slot;
+//! `CLUSTER KEYSLOT` confirms the layout key by key. Each store gets its
+//! own key prefix, whose keys are deleted afterwards (a node per case
+//! would cost the two seconds a node takes to turn writable, per case).
 
 use adcp_store::testing as contract;
-use adcp_test_support::redis_server;
 
+use crate::fixtures::unique_name;
 use adcp_store::{ClaimOutcome, Fingerprint, IdempotencyConfig, IdempotencyStore, SenderKey};
 use adcp_store::{RedisOptions, RedisStore};
+use adcp_test_support::redis_server::private_cluster_node_url;
 use adcp_verify::{InsertOutcome, ReplayKey, ReplayLimits, ReplayStore};
 use async_trait::async_trait;
-use redis_server::{free_port, temp_dir, Server};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
-struct ClusterNode {
-    server: Server,
-}
-
-impl ClusterNode {
-    async fn open(&self, options: RedisOptions) -> Arc<RedisStore> {
-        Arc::new(RedisStore::connect(&self.server.url(), options).await.unwrap())
-    }
-}
+/// Each store under a key prefix of its own on the process's cluster node.
+struct ClusterNode;
 
 #[async_trait]
-impl contract::Backend for ClusterNode {
-    type Replay = RedisStore;
-    type Idem = RedisStore;
+impl contract::Tier for ClusterNode {
+    type Store = RedisStore;
 
-    async fn new() -> Self {
-        let server = tokio::task::spawn_blocking(|| Server::start_cluster_node(free_port(), temp_dir("cluster")))
-            .await
-            .unwrap();
-        ClusterNode { server }
-    }
-
-    async fn replay(&self, limits: ReplayLimits) -> Arc<RedisStore> {
-        self.open(RedisOptions {
-            replay_limits: limits,
+    async fn open(replay_limits: ReplayLimits, idempotency: IdempotencyConfig) -> RedisStore {
+        open(RedisOptions {
+            replay_limits,
+            idempotency,
             ..RedisOptions::default()
         })
         .await
     }
 
-    async fn idem(&self, config: IdempotencyConfig) -> Arc<RedisStore> {
-        self.open(RedisOptions {
-            idempotency: config,
-            ..RedisOptions::default()
-        })
-        .await
+    async fn remove(store: &RedisStore) {
+        store.delete_all().await.unwrap();
     }
-
-    async fn cleanup(&self) {}
 }
 
-contract::contract_tests!(ClusterNode);
+/// A store on the node under a fresh key prefix (`options.key_prefix` is
+/// replaced).
+async fn open(options: RedisOptions) -> RedisStore {
+    open_at(&unique_name("adcp-test", ':'), options).await
+}
+
+async fn open_at(prefix: &str, options: RedisOptions) -> RedisStore {
+    let url = tokio::task::spawn_blocking(private_cluster_node_url).await.unwrap();
+    let options = RedisOptions {
+        key_prefix: prefix.to_owned(),
+        ..options
+    };
+    RedisStore::connect(&url, options).await.unwrap()
+}
+
+contract::contract_tests!(contract::Shared<ClusterNode>);
 
 const NOW: i64 = contract::NOW;
 
-async fn connection(server: &Server) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(server.url())
+async fn connection() -> redis::aio::MultiplexedConnection {
+    let url = tokio::task::spawn_blocking(private_cluster_node_url).await.unwrap();
+    redis::Client::open(url)
         .unwrap()
         .get_multiplexed_async_connection()
         .await
@@ -71,8 +68,7 @@ async fn connection(server: &Server) -> redis::aio::MultiplexedConnection {
 /// The harness can fail: a script over two slots is refused by this node.
 #[tokio::test]
 async fn the_node_refuses_scripts_across_slots() {
-    let node = ClusterNode::new_for_test().await;
-    let mut con = connection(&node.server).await;
+    let mut con = connection().await;
     let err = redis::cmd("EVAL")
         .arg("return redis.call('SET', KEYS[1], 1)")
         .arg(2)
@@ -84,23 +80,19 @@ async fn the_node_refuses_scripts_across_slots() {
     assert!(err.to_string().contains("same slot"), "{err}");
 }
 
-impl ClusterNode {
-    async fn new_for_test() -> Self {
-        <Self as contract::Backend>::new().await
-    }
-}
-
 /// Every key the store writes, grouped by the slot the server computes
 /// (`CLUSTER KEYSLOT`): one slot per shard and one per sender.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_puts_each_shard_and_each_sender_in_one_slot() {
-    let node = ClusterNode::new_for_test().await;
-    let store = node
-        .open(RedisOptions {
+    let prefix = unique_name("adcp-test", ':');
+    let store = open_at(
+        &prefix,
+        RedisOptions {
             replay_shards: 8,
             ..RedisOptions::default()
-        })
-        .await;
+        },
+    )
+    .await;
     let fp = Fingerprint::from_array(&[1; 32]);
     for i in 0..40 {
         let keyid = format!("seller-{i}");
@@ -133,11 +125,15 @@ async fn the_server_puts_each_shard_and_each_sender_in_one_slot() {
             store.complete(event, claim.token, NOW).await.unwrap();
         }
     }
-    let mut con = connection(&node.server).await;
-    let keys: Vec<String> = redis::cmd("KEYS").arg("adcp:*").query_async(&mut con).await.unwrap();
+    let mut con = connection().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query_async(&mut con)
+        .await
+        .unwrap();
     let mut by_tag: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
     for key in &keys {
-        if key == "adcp:replay:shards" {
+        if key == &format!("{prefix}:replay:shards") {
             continue;
         }
         let slot: i64 = redis::cmd("CLUSTER")
@@ -158,4 +154,5 @@ async fn the_server_puts_each_shard_and_each_sender_in_one_slot() {
     }
     let distinct: BTreeSet<i64> = by_tag.values().flatten().copied().collect();
     assert_eq!(distinct.len(), 13, "every tag is its own slot");
+    store.delete_all().await.unwrap();
 }
