@@ -14,4 +14,9 @@
 #![warn(unreachable_pub)]
 
 mod client;
+pub use client::{
+    read_capability, CallResponse, CapabilityCache, ClientError, Counterparty, SigningClient, SigningClientBuilder,
+    SigningDecision, SigningReason, SigningVersion, TargetPolicy, Transport, DEFAULT_CAPABILITY_TTL, DEFAULT_TIMEOUT,
+    MAX_RESPONSE_BYTES,
+};
 mod seller;
