@@ -158,7 +158,9 @@ mod tests {
         assert!(read_capability(&json!({"request_signing": {"supported": true}})).is_err());
         assert!(read_capability(&json!([])).is_err());
         // An unrelated object with a `supported` member is not a block.
-        assert!(!read_capability(&json!({"supported": true, "media_buy": {}})).unwrap().supported());
+        assert!(!read_capability(&json!({"supported": true, "media_buy": {}}))
+            .unwrap()
+            .supported());
     }
 
     #[test]

@@ -170,7 +170,9 @@ impl SigningDecision {
             // compatibility).
             (SigningVersion::V3_2, DigestCoverage::Required | DigestCoverage::Either) => SigningProfile::request_v3_2(),
             (SigningVersion::V3_2, DigestCoverage::Forbidden) => {
-                return Err("covers_content_digest \"forbidden\" is a 3.0/3.1 posture; configure the counterparty as legacy")
+                return Err(
+                    "covers_content_digest \"forbidden\" is a 3.0/3.1 posture; configure the counterparty as legacy",
+                )
             }
             (SigningVersion::Legacy, DigestCoverage::Required | DigestCoverage::Either) => {
                 SigningProfile::request_legacy(LegacyDigest::Cover)
@@ -220,11 +222,17 @@ mod tests {
             assert_eq!(d.signed, p.is_some());
             (d.signed, d.reason)
         };
-        assert_eq!(reason(&op("create_media_buy"), true), (true, SigningReason::RequiredFor));
+        assert_eq!(
+            reason(&op("create_media_buy"), true),
+            (true, SigningReason::RequiredFor)
+        );
         assert_eq!(reason(&op("update_media_buy"), true), (true, SigningReason::WarnFor));
         assert_eq!(reason(&op("sync_creatives"), true), (true, SigningReason::SupportedFor));
         assert_eq!(reason(&op("get_products"), true), (true, SigningReason::Unlisted));
-        assert_eq!(reason(&op("get_products"), false), (false, SigningReason::UnlistedNotSigned));
+        assert_eq!(
+            reason(&op("get_products"), false),
+            (false, SigningReason::UnlistedNotSigned)
+        );
         let cancel = ResolvedRequest::new(None, Some("tasks/cancel".into()));
         assert_eq!(reason(&cancel, false), (true, SigningReason::RequiredFor));
         // No cross-namespace match: a tool named like the method is unlisted.
@@ -234,8 +242,13 @@ mod tests {
         let bare = cap(json!({"supported": true, "covers_content_digest": "required"}));
         let (d, _) = SigningDecision::decide(&bare, &op("get_products"), SigningVersion::V3_2, false).unwrap();
         assert_eq!((d.signed, d.reason), (true, SigningReason::NoListsAdvertised));
-        let (d, p) = SigningDecision::decide(&VerifierCapability::unsupported(), &op("create_media_buy"), SigningVersion::V3_2, true)
-            .unwrap();
+        let (d, p) = SigningDecision::decide(
+            &VerifierCapability::unsupported(),
+            &op("create_media_buy"),
+            SigningVersion::V3_2,
+            true,
+        )
+        .unwrap();
         assert_eq!((d.signed, d.reason, p), (false, SigningReason::Unsupported, None));
     }
 
@@ -248,7 +261,10 @@ mod tests {
         let (d, p) = with("required", SigningVersion::V3_2).unwrap();
         assert_eq!(p, Some(SigningProfile::request_v3_2()));
         assert!(d.covers_content_digest);
-        assert_eq!(with("either", SigningVersion::V3_2).unwrap().1, Some(SigningProfile::request_v3_2()));
+        assert_eq!(
+            with("either", SigningVersion::V3_2).unwrap().1,
+            Some(SigningProfile::request_v3_2())
+        );
         assert!(with("forbidden", SigningVersion::V3_2).is_err());
         let (d, p) = with("forbidden", SigningVersion::Legacy).unwrap();
         assert_eq!(p, Some(SigningProfile::request_legacy(LegacyDigest::Omit)));

@@ -142,18 +142,33 @@ mod tests {
             http::HeaderValue::from_static(r#"Signature error="request_signature_required", extra="x""#),
         );
         assert_eq!(signature_error(&h).as_deref(), Some("request_signature_required"));
-        h.insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static(r#"Signatures error="x""#));
+        h.insert(
+            http::header::WWW_AUTHENTICATE,
+            http::HeaderValue::from_static(r#"Signatures error="x""#),
+        );
         assert_eq!(signature_error(&h), None);
-        h.insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static(r#"Bearer error="x""#));
+        h.insert(
+            http::header::WWW_AUTHENTICATE,
+            http::HeaderValue::from_static(r#"Bearer error="x""#),
+        );
         assert_eq!(signature_error(&h), None);
     }
 
     #[test]
     fn event_streams_yield_the_last_json_event() {
         let mut h = HeaderMap::new();
-        h.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/event-stream"));
+        h.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/event-stream"),
+        );
         let body = b"event: message\ndata: {\"a\":1}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"result\":{}}\n\n: ping\n\n";
-        assert_eq!(json_body(&h, body), Some(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}})));
-        assert_eq!(json_body(&HeaderMap::new(), b"{\"b\":2}"), Some(serde_json::json!({"b": 2})));
+        assert_eq!(
+            json_body(&h, body),
+            Some(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}}))
+        );
+        assert_eq!(
+            json_body(&HeaderMap::new(), b"{\"b\":2}"),
+            Some(serde_json::json!({"b": 2}))
+        );
     }
 }

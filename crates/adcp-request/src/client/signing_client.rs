@@ -305,13 +305,22 @@ impl SigningClient {
         };
         let (status, headers, bytes) = self.attempt(&url, &body, None, counterparty.transport()).await?;
         if !status.is_success() {
-            return Err(failed(format!("get_adcp_capabilities answered HTTP {}", status.as_u16())));
+            return Err(failed(format!(
+                "get_adcp_capabilities answered HTTP {}",
+                status.as_u16()
+            )));
         }
         let document = json_body(&headers, &bytes).ok_or_else(|| failed("the answer is not JSON".to_owned()))?;
         let result = counterparty.transport().result(&document).map_err(failed)?;
         let capability = read_capability(&result).map_err(|e| failed(e.to_string()))?;
-        self.inner.cache.insert(agent, capability.clone(), self.inner.clock.now());
-        tracing::debug!(agent, supported = capability.supported(), "primed request_signing capability");
+        self.inner
+            .cache
+            .insert(agent, capability.clone(), self.inner.clock.now());
+        tracing::debug!(
+            agent,
+            supported = capability.supported(),
+            "primed request_signing capability"
+        );
         Ok(capability)
     }
 
@@ -371,7 +380,11 @@ impl SigningClient {
                     SigningDecision::with_reason(&refreshed, counterparty.version(), SigningReason::Challenged, true)
                         .map_err(incompatible)?;
             }
-            tracing::debug!(url, reason = retry.reason.as_str(), "retrying signed after request_signature_required");
+            tracing::debug!(
+                url,
+                reason = retry.reason.as_str(),
+                "retrying signed after request_signature_required"
+            );
             (status, headers, bytes) = self.attempt(url, body, profile, transport).await?;
             decision = retry;
             attempts = 2;

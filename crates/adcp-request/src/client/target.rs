@@ -130,16 +130,28 @@ mod tests {
     #[test]
     fn plain_http_and_loopback_only_with_the_switch() {
         let prod = TargetPolicy::default();
-        assert_eq!(prod.check("http://127.0.0.1:8080/mcp"), Err(SsrfError::SchemeNotAllowed));
-        assert!(matches!(prod.check("https://127.0.0.1/mcp"), Err(SsrfError::ReservedAddress(_))));
-        assert!(matches!(prod.check("https://[::1]/mcp"), Err(SsrfError::ReservedAddress(_))));
+        assert_eq!(
+            prod.check("http://127.0.0.1:8080/mcp"),
+            Err(SsrfError::SchemeNotAllowed)
+        );
+        assert!(matches!(
+            prod.check("https://127.0.0.1/mcp"),
+            Err(SsrfError::ReservedAddress(_))
+        ));
+        assert!(matches!(
+            prod.check("https://[::1]/mcp"),
+            Err(SsrfError::ReservedAddress(_))
+        ));
         assert!(prod.check("https://seller.example/mcp").is_ok());
         let dev = TargetPolicy::default().dangerously_allow_plain_http();
         assert!(dev.allows_plain_http());
         assert!(dev.check("http://127.0.0.1:8080/mcp").is_ok());
         assert!(dev.check("https://127.0.0.1:8443/mcp").is_ok());
         assert!(dev.check("http://localhost:8080/mcp").is_ok());
-        assert!(matches!(dev.check("http://169.254.169.254/"), Err(SsrfError::ReservedAddress(_))));
+        assert!(matches!(
+            dev.check("http://169.254.169.254/"),
+            Err(SsrfError::ReservedAddress(_))
+        ));
         assert_eq!(dev.check("http://user:pw@127.0.0.1/"), Err(SsrfError::CredentialsInUrl));
         assert_eq!(dev.check("ftp://127.0.0.1/"), Err(SsrfError::SchemeNotAllowed));
     }

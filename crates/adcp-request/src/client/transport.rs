@@ -137,19 +137,12 @@ fn mcp_result(result: &Value) -> Result<Value, String> {
 /// returns it bare; a Task carries its output in `artifacts[].parts[]`
 /// (or, while working, `status.message.parts[]`).
 fn a2a_result(result: &Value) -> Result<Value, String> {
-    let inner = result
-        .get("task")
-        .or_else(|| result.get("message"))
-        .unwrap_or(result);
+    let inner = result.get("task").or_else(|| result.get("message")).unwrap_or(result);
     let artifacts = inner.get("artifacts").and_then(Value::as_array).into_iter().flatten();
     let parts = artifacts
         .filter_map(|a| a.get("parts").and_then(Value::as_array))
         .chain(inner.get("parts").and_then(Value::as_array))
-        .chain(
-            inner
-                .pointer("/status/message/parts")
-                .and_then(Value::as_array),
-        )
+        .chain(inner.pointer("/status/message/parts").and_then(Value::as_array))
         .flatten();
     parts
         .filter_map(|p| p.get("data"))
@@ -167,7 +160,8 @@ mod tests {
         let want = json!({"request_signing": {"supported": false}});
         let mcp = json!({"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": want.clone(), "content": []}});
         assert_eq!(Transport::Mcp.result(&mcp), Ok(want.clone()));
-        let text = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": want.to_string()}]}});
+        let text =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": want.to_string()}]}});
         assert_eq!(Transport::Mcp.result(&text), Ok(want.clone()));
         let a2a = json!({"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "t", "artifacts": [{"parts": [{"text": "x"}, {"data": want.clone()}]}]}}});
         assert_eq!(Transport::A2a.result(&a2a), Ok(want.clone()));
@@ -176,13 +170,23 @@ mod tests {
         assert_eq!(Transport::Raw.result(&want), Ok(want.clone()));
         let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
         assert!(Transport::Mcp.result(&error).is_err());
-        assert!(Transport::A2a.result(&json!({"result": {"parts": [{"text": "x"}]}})).is_err());
-        assert!(Transport::Mcp.result(&json!({"result": {"isError": true, "content": []}})).is_err());
+        assert!(Transport::A2a
+            .result(&json!({"result": {"parts": [{"text": "x"}]}}))
+            .is_err());
+        assert!(Transport::Mcp
+            .result(&json!({"result": {"isError": true, "content": []}}))
+            .is_err());
     }
 
     #[test]
     fn raw_urls_append_the_operation() {
-        assert_eq!(Transport::Raw.url("https://s.example/adcp/", "get_products"), "https://s.example/adcp/get_products");
-        assert_eq!(Transport::Mcp.url("https://s.example/mcp", "get_products"), "https://s.example/mcp");
+        assert_eq!(
+            Transport::Raw.url("https://s.example/adcp/", "get_products"),
+            "https://s.example/adcp/get_products"
+        );
+        assert_eq!(
+            Transport::Mcp.url("https://s.example/mcp", "get_products"),
+            "https://s.example/mcp"
+        );
     }
 }
