@@ -17,8 +17,9 @@ use serde_json::{json, Value};
 /// The wire shape of the counterparty's AdCP endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Transport {
-    /// MCP (streamable HTTP, stateless): JSON-RPC `tools/call`. The
-    /// default.
+    /// MCP (streamable HTTP): JSON-RPC `tools/call`. The default. Each
+    /// call is one stateless POST (no `initialize` handshake, no
+    /// `Mcp-Session-Id`); the answer may be JSON or an event stream.
     #[default]
     Mcp,
     /// A2A JSON-RPC binding: `SendMessage` carrying one DataPart
@@ -51,11 +52,22 @@ impl Transport {
         }
     }
 
-    /// The URL an operation is posted to.
+    /// The URL an operation is posted to: the agent URL, or on the raw
+    /// transport the agent URL with the operation appended as the last
+    /// path segment (before any query).
     pub(crate) fn url(self, agent_url: &str, operation: &str) -> String {
         match self {
             Transport::Mcp | Transport::A2a => agent_url.to_owned(),
-            Transport::Raw => format!("{}/{operation}", agent_url.trim_end_matches('/')),
+            Transport::Raw => match url::Url::parse(agent_url) {
+                Ok(mut url) if !url.cannot_be_a_base() => {
+                    if let Ok(mut segments) = url.path_segments_mut() {
+                        segments.pop_if_empty().push(operation);
+                    }
+                    url.into()
+                }
+                // Refused by the SSRF check anyway.
+                _ => format!("{}/{operation}", agent_url.trim_end_matches('/')),
+            },
         }
     }
 

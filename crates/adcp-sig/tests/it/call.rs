@@ -419,3 +419,45 @@ async fn usage_errors_exit_2_and_send_nothing() {
     assert_eq!(seller.primings.load(Ordering::SeqCst), 0);
     assert!(seller.seen.lock().unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_selects_the_legacy_encoding_which_a_3_2_seller_refuses() {
+    let dir = scratch();
+    let (key, jwks) = key(&dir);
+    let (base, seller) = seller(Binding::JsonRpc, REQUIRED, &jwks).await;
+    let body = file(&dir, "body.json", "{}");
+    let run = |legacy: bool| {
+        let mut argv = args(&[
+            "call",
+            &base,
+            "--operation",
+            "create_media_buy",
+            "--body",
+            &body,
+            "--key",
+            key.to_str().unwrap(),
+            "--allow-http",
+            "--json",
+        ]);
+        if legacy {
+            argv.push("--legacy".into());
+        }
+        adcp_sig_async(argv)
+    };
+    let out = run(true).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        (report["signed"].as_bool(), report["version"].as_str()),
+        (Some(true), Some("legacy"))
+    );
+    assert_eq!(
+        report["signature_error"], "request_signature_header_malformed",
+        "{report}"
+    );
+    let out = run(false).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(report["version"], "3.2");
+    assert_eq!(seller.seen.lock().unwrap().len(), 2);
+}
