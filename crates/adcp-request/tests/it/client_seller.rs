@@ -30,10 +30,17 @@ pub fn buyer_key() -> SoftwareSigner {
     SoftwareSigner::generate(Algorithm::Ed25519, KID).unwrap()
 }
 
-/// A clock the test moves: the system clock plus an offset, shared by the
-/// client and the seller's verifier so signatures stay in their window.
-#[derive(Clone, Default)]
-pub struct TestClock(pub Arc<AtomicI64>);
+/// A clock the test moves, shared by the client and the seller's verifier
+/// so signatures stay in their window. It starts at the system time and
+/// stands still unless advanced, so a TTL boundary is exact.
+#[derive(Clone)]
+pub struct TestClock(Arc<AtomicI64>);
+
+impl Default for TestClock {
+    fn default() -> Self {
+        Self(Arc::new(AtomicI64::new(adcp_verify::SystemClock.now())))
+    }
+}
 
 impl TestClock {
     pub fn advance(&self, seconds: i64) {
@@ -43,7 +50,7 @@ impl TestClock {
 
 impl Clock for TestClock {
     fn now(&self) -> i64 {
-        adcp_verify::SystemClock.now() + self.0.load(Ordering::SeqCst)
+        self.0.load(Ordering::SeqCst)
     }
 }
 

@@ -65,16 +65,12 @@ async fn a_required_call_is_signed_and_accepted_and_an_unsigned_one_would_not_be
     assert_eq!(seen.len(), 1);
     assert!(seen[0].signed());
 
-    // The same seller, with signing turned off on the client side by a
-    // capability that (wrongly) says unsupported: refused, not signed.
+    // A supplied capability that (wrongly) says unsupported: the first
+    // attempt goes unsigned and is refused with request_signature_required.
     let stale = mcp
         .clone()
         .with_capability(adcp_verify::request_policy::VerifierCapability::unsupported());
-    let client_no_retry = client.clone();
-    let response = client_no_retry
-        .call(&stale, "create_media_buy", &json!({}))
-        .await
-        .unwrap();
+    let response = client.call(&stale, "create_media_buy", &json!({})).await.unwrap();
     // The challenge makes it retry signed; the supplied capability is kept.
     assert_eq!(response.attempts(), 2);
     assert_eq!(response.decision().reason, SigningReason::Challenged);
