@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each example uses the part it needs
 
 pub mod counterpart;
+pub mod request_seller;
 
 use adcp_sign::{Algorithm, SoftwareSigner};
 
@@ -35,6 +36,15 @@ pub fn seller_key() -> Result<SoftwareSigner, adcp_sign::SignError> {
 /// The demo key's public JWKS, as the seller would publish it.
 pub fn seller_jwks() -> Result<serde_json::Value, adcp_sign::SignError> {
     Ok(seller_key()?.jwks()?.to_public_json())
+}
+
+/// The demo buyer agent's request-signing key `kid`.
+pub const BUYER_KID: &str = "demo-buyer-ed25519";
+
+/// The demo buyer key (Ed25519 from a fixed, public seed): signs the
+/// buyer's requests in `buyer_call`.
+pub fn buyer_key() -> Result<SoftwareSigner, adcp_sign::SignError> {
+    SoftwareSigner::from_raw(Algorithm::Ed25519, b"adcp-request demo seed, public!!", BUYER_KID)
 }
 
 /// `--name value` from the command line, else `default`.

@@ -73,3 +73,15 @@ fn embed_gateway() {
         );
     }
 }
+
+#[test]
+fn buyer_call() {
+    if let Some(out) = run("buyer_call") {
+        assert!(out.contains("get_adcp_capabilities primed 1 time(s)"), "{out}");
+        assert!(
+            out.contains("create_media_buy -> 200 signed=true (required_for)"),
+            "{out}"
+        );
+        assert!(out.contains("get_products -> 200"), "{out}");
+    }
+}

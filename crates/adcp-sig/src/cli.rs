@@ -37,6 +37,9 @@ pub enum Command {
     /// Prove a subscriber controls its webhook URL: send a signed activation challenge and check the echo
     /// (exit 0 activated, 1 not activated, 2 usage).
     Activate(ActivateArgs),
+    /// Send one AdCP call signed as the counterparty's `request_signing` capability asks; prints the
+    /// status, the body and the signing decision (exit 0 on a 2xx, 1 otherwise, 2 usage).
+    Call(CallArgs),
     /// Discover an agent's signing keys; prints the per-step trace and the JWKS, or the spec error code.
     Resolve(crate::commands::resolve::ResolveArgs),
     /// Explain a verdict: the failing checklist step, what it expected and what it found (bases, digest, key).
@@ -365,6 +368,53 @@ pub struct ActivateArgs {
     #[arg(long, value_name = "S", default_value_t = 10)]
     pub timeout: u64,
     /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `--transport` of `adcp-sig call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    /// MCP: JSON-RPC `tools/call`, `params.name` = operation, `params.arguments` = body.
+    Mcp,
+    /// A2A: JSON-RPC `SendMessage` with one DataPart `{"skill": operation, "input": body}`.
+    A2a,
+    /// `POST <URL>/<operation>` with the body as is.
+    Raw,
+}
+
+/// Arguments of `adcp-sig call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The counterparty's agent URL (the MCP or A2A endpoint; the base URL for `--transport raw`).
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The AdCP operation (`create_media_buy`, `get_products`, ...).
+    #[arg(long, value_name = "NAME")]
+    pub operation: String,
+    /// JSON file with the operation's arguments (strict JSON: duplicate keys refused).
+    #[arg(long, value_name = "FILE")]
+    pub body: PathBuf,
+    /// Private JWK file (with `d`) of the buyer's request-signing key.
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// A `get_adcp_capabilities` response, or just its `request_signing` object, to use instead of
+    /// priming the capability from URL.
+    #[arg(long, value_name = "FILE")]
+    pub capabilities: Option<PathBuf>,
+    /// How the call is carried.
+    #[arg(long, value_enum, default_value = "mcp")]
+    pub transport: TransportArg,
+    /// The counterparty runs AdCP 3.0/3.1: legacy unpadded base64url encodings (never guessed).
+    #[arg(long)]
+    pub legacy: bool,
+    /// Development only: allow plain `http://` and loopback targets (every other SSRF rule stays).
+    #[arg(long)]
+    pub allow_http: bool,
+    /// Seconds to wait for each answer (1..=120).
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    pub timeout: u64,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }

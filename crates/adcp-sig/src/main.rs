@@ -23,6 +23,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Keygen(args) => commands::keygen::run(&args),
         cli::Command::Sign(args) => commands::sign::run(&args),
         cli::Command::Activate(args) => commands::activate::run(&args),
+        cli::Command::Call(args) => commands::call::run(&args),
         cli::Command::Resolve(args) => commands::resolve::run(&args),
         cli::Command::Explain(args) => commands::explain::run(&args),
         cli::Command::VerifyBatch(args) => commands::verify_batch::run(&args),

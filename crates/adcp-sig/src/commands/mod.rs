@@ -2,6 +2,7 @@
 
 pub mod activate;
 pub mod base;
+pub mod call;
 pub mod canon;
 pub mod conformance;
 pub mod explain;

@@ -11,6 +11,7 @@
 
 mod support;
 
+mod call;
 mod canon_cli;
 mod demo_cli;
 mod explain_agent_cli;
