@@ -111,6 +111,7 @@ mod metrics;
 mod server;
 mod setup;
 mod subscriptions;
+mod tls;
 
 pub use config::{GatewayConfig, StoreLocation, TestOverrides};
 pub use error::{ConfigError, EntryProblem, GatewayError, RegistrationsError};
@@ -119,6 +120,7 @@ pub use keys::AgentsResolver;
 pub use metrics::GatewayMetrics;
 pub use server::{Gateway, GatewayHandle, GatewayOptions};
 pub use subscriptions::Registrations;
+pub use tls::TlsConfig;
 
 // The parameter types of `Gateway::new` and `GatewayOptions`, so that a
 // user of this crate can name everything they take.
