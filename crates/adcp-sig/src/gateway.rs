@@ -569,6 +569,64 @@ mod tests {
     }
 
     #[test]
+    fn tls_revoked_kids_and_the_replay_cap_come_from_flags_or_the_file() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-tls-flags-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\"]\nrevoked_kids = [\"file-kid\"]\nreplay_cap_per_keyid = 50\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            ..GatewayArgs::default()
+        };
+        let from_file = resolve(&args, None);
+        let flags = GatewayArgs {
+            revoked_kids: vec!["a".into(), "b".into()],
+            replay_cap_per_keyid: Some(7),
+            ..args.clone()
+        };
+        let from_flags = resolve(&flags, None);
+        // TLS files are read at start-up: a missing one is an error naming
+        // its flag; one without the other too.
+        let missing = resolve(
+            &GatewayArgs {
+                tls_cert: Some(dir.join("missing-cert.pem")),
+                tls_key: Some(dir.join("missing-key.pem")),
+                ..args.clone()
+            },
+            None,
+        );
+        let half = resolve(
+            &GatewayArgs {
+                tls_key: Some(dir.join("key.pem")),
+                ..args.clone()
+            },
+            None,
+        );
+        let zero = resolve(
+            &GatewayArgs {
+                replay_cap_per_keyid: Some(0),
+                ..args
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(from_file.revoked_kids, ["file-kid"]);
+        assert_eq!(from_file.replay_cap_per_keyid, Some(50));
+        assert_eq!(from_file.tls_cert, None);
+        let from_flags = from_flags.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(from_flags.revoked_kids, ["a", "b"]);
+        assert_eq!(from_flags.replay_cap_per_keyid, Some(7));
+        assert!(missing.is_err_and(|e| e.to_string().starts_with("--tls-cert ")));
+        assert!(half.is_err_and(|e| e.to_string().contains("--tls-cert FILE and --tls-key FILE")));
+        assert!(zero.is_err_and(|e| e.to_string().contains("--replay-cap-per-keyid")));
+    }
+
+    #[test]
     fn resource_limits_have_defaults_and_are_checked() {
         let base = GatewayArgs {
             upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
