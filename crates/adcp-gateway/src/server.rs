@@ -170,6 +170,8 @@ struct Shared {
     store: Arc<dyn Store>,
     upstream: Upstream,
     target: Target,
+    /// The certificate served, with or without a public URL.
+    tls: Option<TlsConfig>,
     metrics: GatewayMetrics,
     access_log: bool,
     header_timeout: Duration,
@@ -265,6 +267,7 @@ impl Gateway {
                 store,
                 upstream,
                 target,
+                tls: options.tls,
                 metrics: GatewayMetrics::with_jwks_uri_changes(options.jwks_uri_changes),
                 access_log: options.access_log,
                 header_timeout: options.header_timeout,
@@ -289,10 +292,7 @@ impl Gateway {
     /// The TLS certificate it serves with, if any.
     #[must_use]
     pub fn tls(&self) -> Option<&TlsConfig> {
-        match &self.state.target {
-            Target::Tls { tls, .. } => Some(tls),
-            _ => None,
-        }
+        self.state.tls.as_ref()
     }
 
     /// Whether the store answers now (what `/readyz` reports).
@@ -359,7 +359,8 @@ async fn serve_connections(
 ) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // HTTP/1.1, and HTTP/2 with prior knowledge (h2c), as `axum::serve`
-    // serves; HTTP/1.1 request heads are bounded by the header timeout,
+    // serves, or over TLS either one as ALPN chose (the builder tells them
+    // apart by the HTTP/2 preface in both cases); HTTP/1.1 request heads are bounded by the header timeout,
     // HTTP/2 connections are pinged at that interval and closed when a ping
     // goes unanswered as long.
     let mut http = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
@@ -823,7 +824,12 @@ fn host_of(authority: &str) -> &str {
 /// duplicates.
 fn canonical_authorities(scheme: &str, accept_hosts: &[String]) -> Result<Vec<String>, ConfigError> {
     let mut authorities = Vec::with_capacity(accept_hosts.len());
-    push_canonical(&mut authorities, scheme, "--accept-host", accept_hosts.iter().map(String::as_str))?;
+    push_canonical(
+        &mut authorities,
+        scheme,
+        "--accept-host",
+        accept_hosts.iter().map(String::as_str),
+    )?;
     Ok(authorities)
 }
 

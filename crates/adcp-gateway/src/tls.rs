@@ -262,7 +262,12 @@ mod tests {
     #[test]
     fn names_match_exactly_or_under_one_wildcard_label() {
         let names = ["hooks.buyer.example".to_owned(), "*.wild.example".to_owned()];
-        for host in ["hooks.buyer.example", "HOOKS.Buyer.example", "hooks.buyer.example.", "a.wild.example"] {
+        for host in [
+            "hooks.buyer.example",
+            "HOOKS.Buyer.example",
+            "hooks.buyer.example.",
+            "a.wild.example",
+        ] {
             assert!(covers(&names, host), "{host}");
         }
         for host in [

@@ -458,7 +458,11 @@ fn tls_revoked_kids_and_the_replay_cap_from_the_file_and_the_environment() {
     )
     .unwrap();
     let mut config = GatewayConfig::from_toml_file(&file).unwrap();
-    assert_eq!(config.tls_cert, Some(dir.0.join("tls/cert.pem")), "relative to the file");
+    assert_eq!(
+        config.tls_cert,
+        Some(dir.0.join("tls/cert.pem")),
+        "relative to the file"
+    );
     assert_eq!(config.tls_key, Some(PathBuf::from("/etc/tls/key.pem")));
     assert_eq!(config.revoked_kids, ["test-revoked-2026"]);
     assert_eq!(config.replay_cap_per_keyid, Some(100));
@@ -485,13 +489,28 @@ fn tls_revoked_kids_and_the_replay_cap_from_the_file_and_the_environment() {
         .apply_env_vars(vars(&[("ADCP_GATEWAY_REPLAY_CAP_PER_KEYID", "many")]))
         .unwrap_err();
     assert!(
-        matches!(e, ConfigError::Env { var: "ADCP_GATEWAY_REPLAY_CAP_PER_KEYID", .. }),
+        matches!(
+            e,
+            ConfigError::Env {
+                var: "ADCP_GATEWAY_REPLAY_CAP_PER_KEYID",
+                ..
+            }
+        ),
         "{e:?}"
     );
     let e = config
         .apply_env_vars(vars(&[("ADCP_GATEWAY_TLS_CERT", "")]))
         .unwrap_err();
-    assert!(matches!(e, ConfigError::Env { var: "ADCP_GATEWAY_TLS_CERT", .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            ConfigError::Env {
+                var: "ADCP_GATEWAY_TLS_CERT",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     config.agents = vec![SELLER.to_owned()];
     config.replay_cap_per_keyid = Some(0);
     assert!(matches!(config.validate(), Err(ConfigError::ZeroReplayCap)));

@@ -97,7 +97,9 @@ fn config(dir: &TempDir, seller: &Seller, upstream: &Upstream, (cert, key): (Pat
     ))
     .unwrap();
     config.jwks = Some(dir.0.join("seller-jwks.json"));
-    config.store = format!("sqlite:{}", dir.0.join("dedup.sqlite").display()).parse().unwrap();
+    config.store = format!("sqlite:{}", dir.0.join("dedup.sqlite").display())
+        .parse()
+        .unwrap();
     config.tls_cert = Some(cert);
     config.tls_key = Some(key);
     config.access_log = false;
@@ -161,10 +163,7 @@ async fn signed_webhooks_over_https_h1_and_h2_are_forwarded_and_a_wrong_host_ref
     config.accept_hosts = vec![addr.to_string()];
     let handle = Gateway::from_config(&config).await.unwrap().serve(listener).unwrap();
     assert_eq!(handle.base_url(), format!("https://{addr}"));
-    assert_eq!(
-        handle.gateway().tls().unwrap().dns_names(),
-        [HOST, "*.wild.example"]
-    );
+    assert_eq!(handle.gateway().tls().unwrap().dns_names(), [HOST, "*.wild.example"]);
     let port = addr.port();
 
     // HTTP/1.1 and HTTP/2, each as the client's only ALPN protocol.
@@ -177,7 +176,11 @@ async fn signed_webhooks_over_https_h1_and_h2_are_forwarded_and_a_wrong_host_ref
     {
         let client = pki.client(&[alpn], &[HOST], addr);
         let url = format!("https://{HOST}:{port}{PATH}");
-        let signed = seller.signer.sign_webhook(&url, &event(&format!("v{n}"))).await.unwrap();
+        let signed = seller
+            .signer
+            .sign_webhook(&url, &event(&format!("v{n}")))
+            .await
+            .unwrap();
         let answer = post(&client, &url, &signed, None).await;
         assert_eq!((answer.status, answer.challenge), (200, None), "{version:?}");
         assert_eq!(answer.version, version);
@@ -215,7 +218,13 @@ async fn signed_webhooks_over_https_h1_and_h2_are_forwarded_and_a_wrong_host_ref
         .sign_webhook(&format!("https://{addr}{PATH}"), &event("ip"))
         .await
         .unwrap();
-    let answer = post(&h1, &format!("https://{HOST}:{port}{PATH}"), &signed, Some(&addr.to_string())).await;
+    let answer = post(
+        &h1,
+        &format!("https://{HOST}:{port}{PATH}"),
+        &signed,
+        Some(&addr.to_string()),
+    )
+    .await;
     assert_eq!(answer.status, 200);
     assert_eq!(upstream.applied().len(), 4);
     handle.shutdown().await.unwrap();
@@ -240,7 +249,10 @@ async fn a_reload_serves_the_new_certificate_to_new_connections_and_keeps_open_o
     // An HTTP/2 connection opened before the reload.
     let open = pki.client(&[b"h2"], &[HOST], addr);
     let answer = post(&open, &url, &sign("a").await, None).await;
-    assert_eq!((answer.status, answer.peer.as_deref()), (200, Some(first.der.as_slice())));
+    assert_eq!(
+        (answer.status, answer.peer.as_deref()),
+        (200, Some(first.der.as_slice()))
+    );
 
     let second = pki.leaf(&[HOST]);
     write(&dir, &second);
@@ -248,27 +260,40 @@ async fn a_reload_serves_the_new_certificate_to_new_connections_and_keeps_open_o
 
     // The open connection keeps working, with its certificate.
     let answer = post(&open, &url, &sign("b").await, None).await;
-    assert_eq!((answer.status, answer.peer.as_deref()), (200, Some(first.der.as_slice())));
+    assert_eq!(
+        (answer.status, answer.peer.as_deref()),
+        (200, Some(first.der.as_slice()))
+    );
     // A new connection gets the new certificate.
     let fresh = pki.client(&[b"http/1.1"], &[HOST], addr);
     let answer = post(&fresh, &url, &sign("c").await, None).await;
-    assert_eq!((answer.status, answer.peer.as_deref()), (200, Some(second.der.as_slice())));
+    assert_eq!(
+        (answer.status, answer.peer.as_deref()),
+        (200, Some(second.der.as_slice()))
+    );
 
     // Failed reloads keep the current certificate: a file that is no PEM,
     // a key that is not the certificate's.
     std::fs::write(&files.0, "not a certificate\n").unwrap();
     let e = handle.reload_tls().unwrap_err();
-    assert!(matches!(&e, ConfigError::TlsCert { path, .. } if *path == files.0), "{e:?}");
+    assert!(
+        matches!(&e, ConfigError::TlsCert { path, .. } if *path == files.0),
+        "{e:?}"
+    );
     let third = pki.leaf(&[HOST]);
     std::fs::write(&files.0, &third.cert_pem).unwrap();
     let e = handle.reload_tls().unwrap_err();
     assert!(
-        matches!(&e, ConfigError::TlsKey { path, .. } if *path == files.1) && e.to_string().contains("not the private key"),
+        matches!(&e, ConfigError::TlsKey { path, .. } if *path == files.1)
+            && e.to_string().contains("not the private key"),
         "{e}"
     );
     let fresh = pki.client(&[b"h2"], &[HOST], addr);
     let answer = post(&fresh, &url, &sign("d").await, None).await;
-    assert_eq!((answer.status, answer.peer.as_deref()), (200, Some(second.der.as_slice())));
+    assert_eq!(
+        (answer.status, answer.peer.as_deref()),
+        (200, Some(second.der.as_slice()))
+    );
     assert_eq!(upstream.applied().len(), 4);
     handle.shutdown().await.unwrap();
 }
@@ -320,5 +345,41 @@ async fn bad_tls_files_at_start_up_are_configuration_errors() {
     let handle = start(&plain).await;
     assert!(handle.base_url().starts_with("http://"));
     assert!(matches!(handle.reload_tls(), Err(ConfigError::NoTls)));
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_public_url_tls_serves_and_the_public_url_decides_the_target() {
+    let dir = TempDir::new("tls-public");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let pki = Pki::new();
+    let leaf = pki.leaf(&[HOST]);
+    let mut config = config(&dir, &seller, &upstream, write(&dir, &leaf));
+    config.public_url = Some("https://buyer.example".parse().unwrap());
+    let handle = start(&config).await;
+    assert!(handle.base_url().starts_with("https://"));
+    let addr = handle.local_addr();
+    let client = pki.client(&[b"http/1.1"], &[HOST], addr);
+    let connect = format!("https://{HOST}:{}{PATH}", addr.port());
+    // The public URL's authority is accepted though the certificate does
+    // not name it; the certificate's own name is not.
+    let signed = seller
+        .signer
+        .sign_webhook(&format!("https://buyer.example{PATH}"), &event("p"))
+        .await
+        .unwrap();
+    let answer = post(&client, &connect, &signed, Some("buyer.example")).await;
+    assert_eq!(
+        (answer.status, answer.peer.as_deref()),
+        (200, Some(leaf.der.as_slice()))
+    );
+    let signed = seller.signer.sign_webhook(&connect, &event("q")).await.unwrap();
+    let answer = post(&client, &connect, &signed, None).await;
+    assert_eq!(
+        (answer.status, answer.challenge.as_deref()),
+        (401, Some("Signature error=\"webhook_target_uri_malformed\""))
+    );
+    assert_eq!(upstream.applied().len(), 1);
     handle.shutdown().await.unwrap();
 }

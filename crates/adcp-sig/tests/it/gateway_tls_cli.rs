@@ -171,7 +171,10 @@ async fn the_gateway_process_serves_https_and_reloads_its_certificate_on_sighup(
     let signed = current.sign_webhook(&url, &event("b")).await.unwrap();
     assert_eq!(post(&open, &url, &signed).await, (200, None, first));
     let signed = current.sign_webhook(&url, &event("c")).await.unwrap();
-    assert_eq!(post(&pki.client(addr), &url, &signed).await, (200, None, second.clone()));
+    assert_eq!(
+        post(&pki.client(addr), &url, &signed).await,
+        (200, None, second.clone())
+    );
 
     // A failed reload is reported and changes nothing.
     std::fs::write(&cert, "not a certificate\n").unwrap();
@@ -206,7 +209,10 @@ fn tls_flags_come_in_pairs_and_bad_files_exit_2() {
     };
     let (code, out) = run(&["--tls-cert", "bad.pem"]);
     assert_eq!(code, Some(2), "{out}");
-    assert!(out.contains("give both --tls-cert FILE and --tls-key FILE, or neither"), "{out}");
+    assert!(
+        out.contains("give both --tls-cert FILE and --tls-key FILE, or neither"),
+        "{out}"
+    );
     let (code, out) = run(&["--tls-cert", "bad.pem", "--tls-key", "bad.pem"]);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("--tls-cert bad.pem: no CERTIFICATE block"), "{out}");
