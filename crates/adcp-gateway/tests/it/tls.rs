@@ -383,3 +383,72 @@ async fn with_a_public_url_tls_serves_and_the_public_url_decides_the_target() {
     assert_eq!(upstream.applied().len(), 1);
     handle.shutdown().await.unwrap();
 }
+
+/// The certificate a fresh connection to `/healthz` is served, if the
+/// gateway answers.
+async fn served_certificate(pki: &Pki, addr: SocketAddr) -> Option<Vec<u8>> {
+    let client = pki.client(&[b"http/1.1"], &[HOST], addr);
+    let response = client
+        .get(format!("https://{HOST}:{}/healthz", addr.port()))
+        .send()
+        .await
+        .ok()?;
+    assert_eq!(response.status(), 200);
+    response
+        .extensions()
+        .get::<reqwest::tls::TlsInfo>()
+        .and_then(|info| info.peer_certificate().map(<[u8]>::to_vec))
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_reloads_the_certificate_on_sighup() {
+    let dir = TempDir::new("tls-sighup");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let pki = Pki::new();
+    let first = pki.leaf(&[HOST]);
+    let mut config = config(&dir, &seller, &upstream, write(&dir, &first));
+    // A free port: bound, then released for the gateway.
+    config.listen = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let addr = config.listen;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let run = tokio::spawn(async move {
+        Gateway::run(&config, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    let mut served = None;
+    for _ in 0..100 {
+        served = served_certificate(&pki, addr).await;
+        if served.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(served.as_deref(), Some(first.der.as_slice()));
+    // A real SIGHUP to this process: `run` installed its handler before
+    // serving, so the process lives on and reloads.
+    let second = pki.leaf(&[HOST]);
+    write(&dir, &second);
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &std::process::id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut reloaded = false;
+    for _ in 0..100 {
+        if served_certificate(&pki, addr).await.as_deref() == Some(second.der.as_slice()) {
+            reloaded = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(reloaded, "the new certificate is served after SIGHUP");
+    stop.send(()).unwrap();
+    run.await.unwrap().unwrap();
+}
