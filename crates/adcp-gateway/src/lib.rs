@@ -46,6 +46,15 @@
 //! - [`Gateway::new`]: from a key resolver and a store of yours, with
 //!   [`GatewayOptions`].
 //!
+//! With [`GatewayConfig::tls_cert`] / [`GatewayConfig::tls_key`] (or
+//! [`GatewayOptions::tls`], a [`TlsConfig`]) the gateway serves HTTPS,
+//! HTTP/2 and HTTP/1.1 by ALPN; [`GatewayHandle::reload_tls`],
+//! [`TlsConfig::reload`] or, under [`Gateway::run`], a `SIGHUP` swap the
+//! certificate for new connections. [`GatewayConfig::revoked_kids`] and
+//! [`GatewayConfig::replay_cap_per_keyid`] override the checklist's
+//! revocation (step 9) and per-keyid cap (step 9a) for test counterparties
+//! and emergencies.
+//!
 //! # Example
 //!
 //! ```

@@ -490,7 +490,12 @@ async fn serve(config: &GatewayConfig) -> u8 {
     };
     let mut extras = String::new();
     if let Some(tls) = gateway.tls() {
-        extras.push_str(&format!("; TLS for {}", tls.dns_names().join(", ")));
+        let names = tls.dns_names();
+        if names.is_empty() {
+            extras.push_str("; TLS, no DNS names in the certificate (only --accept-host)");
+        } else {
+            extras.push_str(&format!("; TLS for {}", names.join(", ")));
+        }
     }
     if !config.revoked_kids.is_empty() {
         extras.push_str(&format!("; revoked kids {}", config.revoked_kids.join(", ")));
