@@ -163,6 +163,11 @@ impl TlsConfig {
     /// # Errors
     ///
     /// The signal handler could not be installed.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime with its I/O driver enabled (as
+    /// `tokio::signal` does).
     #[cfg(unix)]
     pub fn reload_on_sighup(&self) -> std::io::Result<tokio::task::JoinHandle<()>> {
         let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
