@@ -119,10 +119,34 @@ pub struct GatewayConfig {
     /// authority are the signed target's. See
     /// [`GatewayOptions::public_url`](crate::GatewayOptions::public_url).
     pub public_url: Option<url::Url>,
-    /// With [`public_url`](Self::public_url): other authorities (`host` or
-    /// `host:port`) a request may arrive for
+    /// With [`public_url`](Self::public_url) or TLS: other authorities
+    /// (`host` or `host:port`) a request may arrive for
     /// (`accept_hosts = ["hooks.buyer.example"]`).
     pub accept_hosts: Vec<String>,
+    /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate
+    /// chain, end-entity certificate first (`tls_cert = "fullchain.pem"`,
+    /// relative to the TOML file); with [`tls_key`](Self::tls_key), both or
+    /// neither. Reloaded on `SIGHUP` by [`Gateway::run`](crate::Gateway::run).
+    /// Without a [`public_url`](Self::public_url), the signed target's
+    /// scheme is `https` and a request's `Host` / `:authority` must be a
+    /// DNS name of the certificate or one of
+    /// [`accept_hosts`](Self::accept_hosts). Default: plain HTTP.
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of [`tls_cert`](Self::tls_cert)
+    /// (`tls_key = "key.pem"`, relative to the TOML file).
+    pub tls_key: Option<PathBuf>,
+    /// Key ids refused as revoked (`*_signature_key_revoked`, checklist
+    /// step 9) whatever the key source and its revocation list say, for
+    /// every seller publishing them (`revoked_kids = ["test-revoked-2026"]`).
+    /// Default none.
+    pub revoked_kids: Vec<String>,
+    /// The replay cache's per-keyid cap: most live nonces one keyid may
+    /// hold before its new signatures are refused with
+    /// `*_signature_rate_abuse` (`replay_cap_per_keyid = 100`), in every
+    /// store backend. Default: the mode's spec recommendation, 100,000 for
+    /// webhooks. Lower caps are for test counterparties (grading runs), not
+    /// production.
+    pub replay_cap_per_keyid: Option<usize>,
     /// The buyer's subscriber registrations file
     /// (`subscriptions = "subscriptions.json"`, relative to the TOML file);
     /// see [`Registrations::load`](crate::Registrations::load).
@@ -203,6 +227,10 @@ impl Default for GatewayConfig {
             store_namespace: DEFAULT_STORE_NAMESPACE.to_owned(),
             public_url: None,
             accept_hosts: Vec::new(),
+            tls_cert: None,
+            tls_key: None,
+            revoked_kids: Vec::new(),
+            replay_cap_per_keyid: None,
             subscriptions: None,
             hmac_secret_file: None,
             hmac_secret: None,
@@ -237,6 +265,10 @@ impl std::fmt::Debug for GatewayConfig {
             .field("store_namespace", &self.store_namespace)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
             .field("accept_hosts", &self.accept_hosts)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .field("revoked_kids", &self.revoked_kids)
+            .field("replay_cap_per_keyid", &self.replay_cap_per_keyid)
             .field("subscriptions", &self.subscriptions)
             .field("hmac_secret_file", &self.hmac_secret_file)
             .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<redacted>"))
@@ -271,6 +303,10 @@ mod env {
     pub(super) const STORE_NAMESPACE: &str = "ADCP_GATEWAY_STORE_NAMESPACE";
     pub(super) const PUBLIC_URL: &str = "ADCP_GATEWAY_PUBLIC_URL";
     pub(super) const ACCEPT_HOSTS: &str = "ADCP_GATEWAY_ACCEPT_HOSTS";
+    pub(super) const TLS_CERT: &str = "ADCP_GATEWAY_TLS_CERT";
+    pub(super) const TLS_KEY: &str = "ADCP_GATEWAY_TLS_KEY";
+    pub(super) const REVOKED_KIDS: &str = "ADCP_GATEWAY_REVOKED_KIDS";
+    pub(super) const REPLAY_CAP_PER_KEYID: &str = "ADCP_GATEWAY_REPLAY_CAP_PER_KEYID";
     pub(super) const SUBSCRIPTIONS: &str = "ADCP_GATEWAY_SUBSCRIPTIONS";
     pub(super) const HMAC_SECRET_FILE: &str = "ADCP_GATEWAY_HMAC_SECRET_FILE";
     pub(super) const HMAC_SENDER: &str = "ADCP_GATEWAY_HMAC_SENDER";
@@ -311,7 +347,8 @@ impl GatewayConfig {
     }
 
     /// Settings from a TOML file over the defaults. Relative paths in it
-    /// (`jwks`, `sellers`, `subscriptions`, `hmac_secret_file`) are
+    /// (`jwks`, `sellers`, `subscriptions`, `hmac_secret_file`, `tls_cert`,
+    /// `tls_key`) are
     /// relative to the file's directory.
     ///
     /// # Errors
@@ -337,6 +374,8 @@ impl GatewayConfig {
             config.sellers.values_mut().for_each(relative);
             config.subscriptions.as_mut().map(relative);
             config.hmac_secret_file.as_mut().map(relative);
+            config.tls_cert.as_mut().map(relative);
+            config.tls_key.as_mut().map(relative);
         }
         Ok(config)
     }
@@ -449,6 +488,22 @@ impl GatewayConfig {
         if let Some(value) = text(env::ACCEPT_HOSTS)? {
             self.accept_hosts = list(&value);
         }
+        if let Some(path) = path(&var, env::TLS_CERT)? {
+            self.tls_cert = Some(path);
+        }
+        if let Some(path) = path(&var, env::TLS_KEY)? {
+            self.tls_key = Some(path);
+        }
+        if let Some(value) = text(env::REVOKED_KIDS)? {
+            self.revoked_kids = list(&value);
+        }
+        if let Some(value) = text(env::REPLAY_CAP_PER_KEYID)? {
+            self.replay_cap_per_keyid = Some(
+                value
+                    .parse()
+                    .map_err(|_| invalid(env::REPLAY_CAP_PER_KEYID, &value, "a whole number"))?,
+            );
+        }
         if let Some(path) = path(&var, env::SUBSCRIPTIONS)? {
             self.subscriptions = Some(path);
         }
@@ -553,7 +608,9 @@ impl GatewayConfig {
     /// acceptable to key discovery's SSRF guard), the HMAC secret (read
     /// from [`hmac_secret_file`](Self::hmac_secret_file)) and its sender,
     /// durations of at least 1 s, the claim lease longer than the upstream
-    /// timeout, the dedup window within 24 h – 7 days, a concurrency limit.
+    /// timeout, the dedup window within 24 h – 7 days, a concurrency limit,
+    /// the TLS certificate and key (both or neither, read and matched),
+    /// revoked key ids not empty, a per-keyid replay cap of at least 1.
     ///
     /// # Errors
     ///
@@ -643,6 +700,17 @@ impl GatewayConfig {
         at_least_a_second("store-timeout", self.store_timeout)?;
         at_least_a_second("header-timeout", self.header_timeout)?;
         at_least_a_second("body-timeout", self.body_timeout)?;
+        if self.replay_cap_per_keyid == Some(0) {
+            return Err(ConfigError::ZeroReplayCap);
+        }
+        if self.revoked_kids.iter().any(String::is_empty) {
+            return Err(ConfigError::EmptyRevokedKid);
+        }
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::TlsConfig::from_pem_files(cert, key)?),
+            (None, None) => None,
+            _ => return Err(ConfigError::TlsFilesIncomplete),
+        };
         Ok(Resolved {
             upstream,
             keys,
@@ -650,6 +718,7 @@ impl GatewayConfig {
             jwks_uri_pins,
             hmac_secret,
             hmac_sender,
+            tls,
         })
     }
 }
@@ -662,6 +731,7 @@ pub(crate) struct Resolved {
     pub(crate) jwks_uri_pins: BTreeMap<String, url::Url>,
     pub(crate) hmac_secret: Option<Vec<u8>>,
     pub(crate) hmac_sender: Option<String>,
+    pub(crate) tls: Option<crate::TlsConfig>,
 }
 
 /// Where the RFC 9421 keys come from.

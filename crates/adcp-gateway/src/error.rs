@@ -222,9 +222,40 @@ pub enum ConfigError {
     /// The subscriber registrations file cannot be used.
     #[error(transparent)]
     Registrations(#[from] RegistrationsError),
-    /// `--accept-host` without `--public-url`.
-    #[error("--accept-host needs --public-url")]
+    /// `--accept-host` without `--public-url` or TLS.
+    #[error("--accept-host needs --public-url or --tls-cert")]
     AcceptHostWithoutPublicUrl,
+    /// One of `--tls-cert` and `--tls-key` without the other.
+    #[error("give both --tls-cert FILE and --tls-key FILE, or neither")]
+    TlsFilesIncomplete,
+    /// The TLS certificate chain cannot be used.
+    #[error("--tls-cert {}: {reason}", path.display())]
+    TlsCert {
+        /// The file.
+        path: PathBuf,
+        /// Why (unreadable, no certificate, not X.509).
+        reason: String,
+    },
+    /// The TLS private key cannot be used.
+    #[error("--tls-key {}: {reason}", path.display())]
+    TlsKey {
+        /// The file.
+        path: PathBuf,
+        /// Why (unreadable, no key, unsupported, not the certificate's).
+        reason: String,
+    },
+    /// The TLS crypto provider cannot build a server configuration.
+    #[error("tls: {0}")]
+    TlsProvider(String),
+    /// A TLS reload was asked of a gateway serving plain HTTP.
+    #[error("no --tls-cert to reload: the gateway serves plain HTTP")]
+    NoTls,
+    /// A per-keyid replay cap of zero (every signature would be refused).
+    #[error("--replay-cap-per-keyid must be at least 1")]
+    ZeroReplayCap,
+    /// An empty `--revoked-kid`.
+    #[error("--revoked-kid must not be empty")]
+    EmptyRevokedKid,
     /// The public URL is not `http(s)`.
     #[error("--public-url must be http(s), not {scheme:?}")]
     PublicUrlScheme {

@@ -102,3 +102,60 @@ impl KeyResolver for AgentsResolver {
         }
     }
 }
+
+/// A static revocation entry in front of a key resolver: every key whose
+/// `kid` is listed is revoked (`*_signature_key_revoked` at checklist step
+/// 9, before any cryptography), whichever seller publishes it; the other
+/// keys' status is the inner resolver's. Keys are resolved by the inner
+/// resolver unchanged. What [`GatewayOptions::revoked_kids`](crate::GatewayOptions::revoked_kids)
+/// wraps the gateway's resolver in.
+pub(crate) struct RevokedKids {
+    inner: Arc<dyn KeyResolver>,
+    kids: std::collections::HashSet<String>,
+}
+
+impl RevokedKids {
+    /// `inner` with `kids` revoked; `inner` itself when there are none.
+    pub(crate) fn wrap(inner: Arc<dyn KeyResolver>, kids: &[String]) -> Arc<dyn KeyResolver> {
+        if kids.is_empty() {
+            return inner;
+        }
+        Arc::new(Self {
+            inner,
+            kids: kids.iter().cloned().collect(),
+        })
+    }
+}
+
+#[async_trait]
+impl KeyResolver for RevokedKids {
+    async fn resolve(&self, keyid: &str) -> Result<Option<Arc<ResolvedKey>>, ResolveError> {
+        self.inner.resolve(keyid).await
+    }
+
+    async fn revocation_status(&self, key: &ResolvedKey, now: i64) -> Result<RevocationStatus, ResolveError> {
+        if self.kids.contains(key.kid()) {
+            return Ok(RevocationStatus::Revoked);
+        }
+        self.inner.revocation_status(key, now).await
+    }
+
+    fn resolve_cached(&self, keyid: &str) -> Option<Result<Option<Arc<ResolvedKey>>, ResolveError>> {
+        self.inner.resolve_cached(keyid)
+    }
+
+    fn revocation_status_cached(&self, key: &ResolvedKey, now: i64) -> Option<Result<RevocationStatus, ResolveError>> {
+        if self.kids.contains(key.kid()) {
+            return Some(Ok(RevocationStatus::Revoked));
+        }
+        self.inner.revocation_status_cached(key, now)
+    }
+
+    async fn resolve_candidates(&self, keyid: &str) -> Result<KeyCandidates, ResolveError> {
+        self.inner.resolve_candidates(keyid).await
+    }
+
+    fn resolve_candidates_cached(&self, keyid: &str) -> Option<Result<KeyCandidates, ResolveError>> {
+        self.inner.resolve_candidates_cached(keyid)
+    }
+}

@@ -46,6 +46,15 @@
 //! - [`Gateway::new`]: from a key resolver and a store of yours, with
 //!   [`GatewayOptions`].
 //!
+//! With [`GatewayConfig::tls_cert`] / [`GatewayConfig::tls_key`] (or
+//! [`GatewayOptions::tls`], a [`TlsConfig`]) the gateway serves HTTPS,
+//! HTTP/2 and HTTP/1.1 by ALPN; [`GatewayHandle::reload_tls`],
+//! [`TlsConfig::reload`] or, under [`Gateway::run`], a `SIGHUP` swap the
+//! certificate for new connections. [`GatewayConfig::revoked_kids`] and
+//! [`GatewayConfig::replay_cap_per_keyid`] override the checklist's
+//! revocation (step 9) and per-keyid cap (step 9a) for test counterparties
+//! and emergencies.
+//!
 //! # Example
 //!
 //! ```
@@ -111,6 +120,7 @@ mod metrics;
 mod server;
 mod setup;
 mod subscriptions;
+mod tls;
 
 pub use config::{GatewayConfig, StoreLocation, TestOverrides};
 pub use error::{ConfigError, EntryProblem, GatewayError, RegistrationsError};
@@ -119,6 +129,7 @@ pub use keys::AgentsResolver;
 pub use metrics::GatewayMetrics;
 pub use server::{Gateway, GatewayHandle, GatewayOptions};
 pub use subscriptions::Registrations;
+pub use tls::TlsConfig;
 
 // The parameter types of `Gateway::new` and `GatewayOptions`, so that a
 // user of this crate can name everything they take.

@@ -5,6 +5,7 @@ use crate::error::{ConfigError, GatewayError};
 use crate::forward::Upstream;
 use crate::metrics::{GatewayMetrics, JwksUriChanges, UpstreamFailure};
 use crate::subscriptions::Registrations;
+use crate::tls::TlsConfig;
 use adcp_sigbase::Clock;
 use adcp_store::SenderKey;
 use adcp_store::Store;
@@ -48,11 +49,28 @@ pub struct GatewayOptions {
     /// proxy must preserve) must canonicalize to this URL's authority or
     /// to one of [`Self::accept_hosts`], else the request is refused with
     /// `webhook_target_uri_malformed`. `@authority` is always the received
-    /// one, as the spec derives it. Default: `http`, any received `Host`.
+    /// one, as the spec derives it. Default: `http`, any received `Host`
+    /// (with [`Self::tls`]: `https`, a `Host` the certificate names).
     pub public_url: Option<url::Url>,
     /// Other authorities (`host` or `host:port`) accepted with
-    /// [`Self::public_url`].
+    /// [`Self::public_url`] or [`Self::tls`]. A bare `host` stands for the
+    /// scheme's default port (443 for `https`).
     pub accept_hosts: Vec<String>,
+    /// Serve HTTPS with this certificate ([`Gateway::serve`]: HTTP/2 and
+    /// HTTP/1.1 by ALPN). Without [`Self::public_url`], the signed target's
+    /// scheme is `https` and its authority the received `Host` /
+    /// `:authority`, accepted only when its host is a DNS name of the
+    /// current certificate (exactly, ignoring case, or under a wildcard
+    /// name standing for one left-most label; any port) or it is one of
+    /// [`Self::accept_hosts`]; any other is refused with
+    /// `webhook_target_uri_malformed` (`401`), as with a public URL. With
+    /// a public URL, the public URL decides as before. Default: plain HTTP.
+    pub tls: Option<TlsConfig>,
+    /// Key ids refused as revoked (`webhook_signature_key_revoked`,
+    /// checklist step 9, before any cryptography) in front of the key
+    /// resolver's own revocation status, whichever seller publishes them.
+    /// Default none.
+    pub revoked_kids: Vec<String>,
     /// The buyer's subscriber registrations (`--subscriptions`): the
     /// gateway answers activation challenges for them, refuses
     /// notifications that do not match the registration of their URL, and
@@ -100,6 +118,8 @@ impl std::fmt::Debug for GatewayOptions {
             .field("upstream_timeout", &self.upstream_timeout)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
             .field("accept_hosts", &self.accept_hosts)
+            .field("tls", &self.tls)
+            .field("revoked_kids", &self.revoked_kids)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("legacy_sender", &self.legacy_sender)
             .field("access_log", &self.access_log)
@@ -121,6 +141,8 @@ impl GatewayOptions {
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             public_url: None,
             accept_hosts: Vec::new(),
+            tls: None,
+            revoked_kids: Vec::new(),
             subscriptions: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             mode: WebhookAuthMode::Rfc9421,
@@ -147,7 +169,9 @@ struct Shared {
     by_url: std::collections::HashMap<String, Receiver>,
     store: Arc<dyn Store>,
     upstream: Upstream,
-    public: Option<PublicTarget>,
+    target: Target,
+    /// The certificate served, with or without a public URL.
+    tls: Option<TlsConfig>,
     metrics: GatewayMetrics,
     access_log: bool,
     header_timeout: Duration,
@@ -181,16 +205,23 @@ impl Gateway {
         store: Arc<dyn Store>,
         options: GatewayOptions,
     ) -> Result<Self, GatewayError> {
-        let public = match &options.public_url {
-            Some(url) => Some(PublicTarget::new(url, &options.accept_hosts)?),
-            None if !options.accept_hosts.is_empty() => return Err(ConfigError::AcceptHostWithoutPublicUrl.into()),
-            None => None,
+        let target = match (&options.public_url, &options.tls) {
+            (Some(url), _) => Target::Public(PublicTarget::new(url, &options.accept_hosts)?),
+            (None, Some(tls)) => Target::Tls {
+                tls: tls.clone(),
+                accept: canonical_authorities("https", &options.accept_hosts)?,
+            },
+            (None, None) if !options.accept_hosts.is_empty() => {
+                return Err(ConfigError::AcceptHostWithoutPublicUrl.into())
+            }
+            (None, None) => Target::Any,
         };
         let config = ReceiverConfig {
             max_body_bytes: options.max_body_bytes,
-            scheme: public.as_ref().map_or_else(|| "http".to_owned(), |p| p.scheme.clone()),
+            scheme: target.scheme().to_owned(),
             ..ReceiverConfig::default()
         };
+        let keys = crate::keys::RevokedKids::wrap(keys, &options.revoked_kids);
         // New-keyid admission-pressure alarms (spec "Webhook replay dedup
         // sizing"), required on webhook receivers: thresholds from the
         // ADCP_ADMISSION_* variables, starting values where unset (flagged,
@@ -235,7 +266,8 @@ impl Gateway {
                 by_url,
                 store,
                 upstream,
-                public,
+                target,
+                tls: options.tls,
                 metrics: GatewayMetrics::with_jwks_uri_changes(options.jwks_uri_changes),
                 access_log: options.access_log,
                 header_timeout: options.header_timeout,
@@ -255,6 +287,12 @@ impl Gateway {
     #[must_use]
     pub fn metrics(&self) -> &GatewayMetrics {
         &self.state.metrics
+    }
+
+    /// The TLS certificate it serves with, if any.
+    #[must_use]
+    pub fn tls(&self) -> Option<&TlsConfig> {
+        self.state.tls.as_ref()
     }
 
     /// Whether the store answers now (what `/readyz` reports).
@@ -279,17 +317,26 @@ impl Gateway {
 
     /// Serves on `listener` in a background task until
     /// [`GatewayHandle::shutdown`]: HTTP/1.1 (each request head bounded by
-    /// [`GatewayOptions::header_timeout`]) and HTTP/2 with prior knowledge.
+    /// [`GatewayOptions::header_timeout`]) and HTTP/2 with prior knowledge;
+    /// with [`GatewayOptions::tls`], HTTPS instead, HTTP/2 or HTTP/1.1 by
+    /// ALPN (the TLS handshake bounded by the header timeout too).
     ///
     /// # Errors
     ///
-    /// The listener's address could not be read.
+    /// The listener's address could not be read, or the TLS server
+    /// configuration could not be built.
     pub fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<GatewayHandle> {
         let addr = listener.local_addr()?;
+        let tls = match self.tls() {
+            Some(tls) => Some(tokio_rustls::TlsAcceptor::from(
+                tls.server_config().map_err(std::io::Error::other)?,
+            )),
+            None => None,
+        };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let app = self.router();
         let header_timeout = self.state.header_timeout;
-        let task = tokio::spawn(serve_connections(listener, app, header_timeout, stopped));
+        let task = tokio::spawn(serve_connections(listener, tls, app, header_timeout, stopped));
         Ok(GatewayHandle {
             addr,
             stop: Some(stop),
@@ -300,17 +347,20 @@ impl Gateway {
 }
 
 /// The accept loop: one connection task per client (HTTP/1.1 with a
-/// header read timeout, or h2c); on `stopped`, stop accepting, let every connection
-/// finish its request in flight, and return.
+/// header read timeout, or h2c; over TLS when `tls` is given); on
+/// `stopped`, stop accepting, let every connection finish its request in
+/// flight, and return.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     app: Router,
     header_timeout: Duration,
     mut stopped: tokio::sync::oneshot::Receiver<()>,
 ) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // HTTP/1.1, and HTTP/2 with prior knowledge (h2c), as `axum::serve`
-    // serves; HTTP/1.1 request heads are bounded by the header timeout,
+    // serves, or over TLS either one as ALPN chose (the builder tells them
+    // apart by the HTTP/2 preface in both cases); HTTP/1.1 request heads are bounded by the header timeout,
     // HTTP/2 connections are pinged at that interval and closed when a ping
     // goes unanswered as long.
     let mut http = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
@@ -322,6 +372,7 @@ async fn serve_connections(
         .timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(header_timeout)
         .keep_alive_timeout(header_timeout);
+    let http = Arc::new(http);
     let service = hyper_util::service::TowerToHyperService::new(app);
     loop {
         let accepted = tokio::select! {
@@ -339,12 +390,26 @@ async fn serve_connections(
             }
         };
         let _ = stream.set_nodelay(true);
-        let io = hyper_util::rt::TokioIo::new(stream);
-        let connection = graceful.watch(http.serve_connection(io, service.clone()).into_owned());
+        let Some(tls) = &tls else {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let connection = graceful.watch(http.serve_connection(io, service.clone()).into_owned());
+            tokio::spawn(async move {
+                // A client that is too slow, or hangs up, ends its own
+                // connection; nothing to report.
+                let _ = connection.await;
+            });
+            continue;
+        };
+        // The handshake runs in the connection's task, so a slow client
+        // never holds up the accept loop; the certificate is the current
+        // one when the client's hello arrives.
+        let (tls, http, service, watcher) = (tls.clone(), Arc::clone(&http), service.clone(), graceful.watcher());
         tokio::spawn(async move {
-            // A client that is too slow, or hangs up, ends its own
-            // connection; nothing to report.
-            let _ = connection.await;
+            let Ok(Ok(stream)) = tokio::time::timeout(header_timeout, tls.accept(stream)).await else {
+                return;
+            };
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = watcher.watch(http.serve_connection(io, service).into_owned()).await;
         });
     }
     drop(listener);
@@ -378,10 +443,23 @@ impl GatewayHandle {
         self.addr
     }
 
-    /// `http://ADDR`.
+    /// `http://ADDR`, or `https://ADDR` when serving TLS.
     #[must_use]
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.gateway.tls().is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// Reads the TLS certificate and key files again and serves the new
+    /// certificate to new connections; open connections keep theirs. On
+    /// error the current certificate stays in use ([`TlsConfig::reload`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::NoTls`] when serving plain HTTP; those of
+    /// [`TlsConfig::reload`].
+    pub fn reload_tls(&self) -> Result<(), ConfigError> {
+        self.gateway.tls().ok_or(ConfigError::NoTls)?.reload()
     }
 
     /// The gateway it runs.
@@ -472,8 +550,8 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
         return response;
     };
     let (parts, body) = request.into_parts();
-    if let Some(public) = &state.public {
-        if let Err(refusal) = public.check_received(&parts) {
+    {
+        if let Err(refusal) = state.target.check_received(&parts) {
             state.receiver.metrics().incr(refusal.code_str());
             let response = refusal_response(&refusal);
             log(&state, &response, refusal.code_str(), started.elapsed(), None);
@@ -605,7 +683,7 @@ impl Shared {
         if self.by_url.is_empty() {
             return &self.receiver;
         }
-        let scheme = self.public.as_ref().map_or("http", |p| p.scheme.as_str());
+        let scheme = self.target.scheme();
         let authority = match parts.uri.authority() {
             Some(authority) => Some(authority.as_str()),
             None => parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),
@@ -664,6 +742,117 @@ fn refusal_response(refusal: &adcp_verify::VerifyError) -> Response {
     response
 }
 
+/// Which authorities a request may arrive for, and the signed target's
+/// scheme.
+enum Target {
+    /// Plain HTTP without a public URL: `http`, any received authority.
+    Any,
+    /// A public URL: its scheme, its authority or an `--accept-host`.
+    Public(PublicTarget),
+    /// TLS without a public URL: `https`, a DNS name of the current
+    /// certificate (any port) or an `--accept-host` (canonical, port
+    /// included).
+    Tls { tls: TlsConfig, accept: Vec<String> },
+}
+
+impl Target {
+    /// The scheme the signed `@target-uri` is rebuilt with.
+    fn scheme(&self) -> &str {
+        match self {
+            Self::Any => "http",
+            Self::Public(public) => &public.scheme,
+            Self::Tls { .. } => "https",
+        }
+    }
+
+    /// The authority the request arrived for (the request target's, else
+    /// `Host`; what the receiver builds `@target-uri` from) must be one of
+    /// ours once canonicalized; else the request is refused with
+    /// `webhook_target_uri_malformed` before the receiver. The bytes are
+    /// not rewritten: the verifier derives `@authority` from what was
+    /// received, as the spec says.
+    fn check_received(&self, parts: &http::request::Parts) -> Result<(), adcp_verify::VerifyError> {
+        use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
+        let (accepted, refusal) = match self {
+            Self::Any => return Ok(()),
+            Self::Public(public) => (
+                &public.authorities,
+                "received authority is neither --public-url's nor an --accept-host",
+            ),
+            Self::Tls { accept, .. } => (
+                accept,
+                "received authority is neither a DNS name of the TLS certificate nor an --accept-host",
+            ),
+        };
+        let refuse = |detail: &str| {
+            VerifyError::new(
+                ErrorCode::TargetUriMalformed,
+                CodePrefix::Webhook,
+                Step::new(10),
+                detail,
+            )
+        };
+        let received = match parts.uri.authority() {
+            Some(authority) => Some(authority.as_str()),
+            None => parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),
+        };
+        let received = received.ok_or_else(|| refuse("no Host or :authority"))?;
+        let Some(canonical) = canonical_authority(self.scheme(), received) else {
+            return Err(refuse("received authority does not canonicalize"));
+        };
+        if accepted.contains(&canonical) {
+            return Ok(());
+        }
+        if let Self::Tls { tls, .. } = self {
+            if tls.covers(host_of(&canonical)) {
+                return Ok(());
+            }
+        }
+        Err(refuse(refusal))
+    }
+}
+
+/// The host of a canonical authority (`host`, `host:port`, `[v6]:port`).
+fn host_of(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority.split_once(']').map_or(authority, |(host, _)| host);
+    }
+    authority.rsplit_once(':').map_or(authority, |(host, _)| host)
+}
+
+/// `--accept-host` entries in canonical form under `scheme`, without
+/// duplicates.
+fn canonical_authorities(scheme: &str, accept_hosts: &[String]) -> Result<Vec<String>, ConfigError> {
+    let mut authorities = Vec::with_capacity(accept_hosts.len());
+    push_canonical(
+        &mut authorities,
+        scheme,
+        "--accept-host",
+        accept_hosts.iter().map(String::as_str),
+    )?;
+    Ok(authorities)
+}
+
+/// Appends the canonical forms of `entries` (of setting `flag`) not yet in
+/// `authorities`.
+fn push_canonical<'a>(
+    authorities: &mut Vec<String>,
+    scheme: &str,
+    flag: &'static str,
+    entries: impl IntoIterator<Item = &'a str>,
+) -> Result<(), ConfigError> {
+    for authority in entries {
+        let canonical = canonical_authority(scheme, authority).ok_or_else(|| ConfigError::Authority {
+            setting: flag,
+            authority: authority.to_owned(),
+        })?;
+        if !authorities.contains(&canonical) {
+            authorities.push(canonical);
+        }
+    }
+    Ok(())
+}
+
 /// The public URL's scheme and the canonical authorities requests may
 /// arrive for.
 struct PublicTarget {
@@ -683,46 +872,14 @@ impl PublicTarget {
             None => host.to_owned(),
         };
         let mut authorities = Vec::with_capacity(1 + accept_hosts.len());
-        for (flag, authority) in std::iter::once(("--public-url", public.as_str()))
-            .chain(accept_hosts.iter().map(|h| ("--accept-host", h.as_str())))
-        {
-            let canonical = canonical_authority(&scheme, authority).ok_or_else(|| ConfigError::Authority {
-                setting: flag,
-                authority: authority.to_owned(),
-            })?;
-            if !authorities.contains(&canonical) {
-                authorities.push(canonical);
-            }
-        }
+        push_canonical(&mut authorities, &scheme, "--public-url", [public.as_str()])?;
+        push_canonical(
+            &mut authorities,
+            &scheme,
+            "--accept-host",
+            accept_hosts.iter().map(String::as_str),
+        )?;
         Ok(Self { scheme, authorities })
-    }
-
-    /// The authority the request arrived for (the request target's, else
-    /// `Host`; what the receiver builds `@target-uri` from) must be one of
-    /// ours once canonicalized. The bytes are not rewritten: the verifier
-    /// derives `@authority` from what was received, as the spec says.
-    fn check_received(&self, parts: &http::request::Parts) -> Result<(), adcp_verify::VerifyError> {
-        use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
-        let refuse = |detail: &str| {
-            VerifyError::new(
-                ErrorCode::TargetUriMalformed,
-                CodePrefix::Webhook,
-                Step::new(10),
-                detail,
-            )
-        };
-        let received = match parts.uri.authority() {
-            Some(authority) => Some(authority.as_str()),
-            None => parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),
-        };
-        let received = received.ok_or_else(|| refuse("no Host or :authority"))?;
-        match canonical_authority(&self.scheme, received) {
-            Some(canonical) if self.authorities.contains(&canonical) => Ok(()),
-            Some(_) => Err(refuse(
-                "received authority is neither --public-url's nor an --accept-host",
-            )),
-            None => Err(refuse("received authority does not canonicalize")),
-        }
     }
 }
 

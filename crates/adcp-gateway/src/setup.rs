@@ -51,6 +51,11 @@ impl Gateway {
         };
         options.idempotency.lease_secs = i64::try_from(config.claim_lease.as_secs()).unwrap_or(i64::MAX);
         options.idempotency.window_secs = i64::try_from(config.dedup_window.as_secs()).unwrap_or(i64::MAX);
+        // Every backend (SQLite, Redis, PostgreSQL, memory) takes its caps
+        // from here; the default is the webhook profile's 100,000.
+        if let Some(cap) = config.replay_cap_per_keyid {
+            options.replay_limits.per_keyid_cap = cap;
+        }
         let store = adcp_store::open(config.store.url(), options)
             .await
             .map_err(|source| GatewayError::Store {
@@ -61,6 +66,8 @@ impl Gateway {
         gateway.upstream_timeout = config.upstream_timeout;
         gateway.public_url.clone_from(&config.public_url);
         gateway.accept_hosts.clone_from(&config.accept_hosts);
+        gateway.tls = resolved.tls;
+        gateway.revoked_kids.clone_from(&config.revoked_kids);
         if let Some(path) = &config.subscriptions {
             gateway.subscriptions = Some(Registrations::load(path).map_err(ConfigError::from)?);
         }
@@ -82,7 +89,9 @@ impl Gateway {
     /// Builds the gateway `config` describes ([`from_config`](Self::from_config)),
     /// serves it on [`GatewayConfig::listen`] until `shutdown` completes
     /// (a signal, a channel), then stops accepting connections and waits
-    /// until in-flight requests have been answered.
+    /// until in-flight requests have been answered. When serving TLS, on
+    /// Unix, each `SIGHUP` reloads the certificate
+    /// ([`TlsConfig::reload_on_sighup`](crate::TlsConfig::reload_on_sighup)).
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), adcp_gateway::GatewayError> {
@@ -107,14 +116,24 @@ impl Gateway {
                 addr: config.listen,
                 source,
             })?;
+        #[cfg(unix)]
+        let reloader = match gateway.tls() {
+            Some(tls) => Some(tls.reload_on_sighup().map_err(GatewayError::Serve)?),
+            None => None,
+        };
         let mut handle = gateway.serve(listener).map_err(GatewayError::Serve)?;
-        tokio::select! {
+        let result = tokio::select! {
             () = shutdown => handle.shutdown().await.map_err(GatewayError::Serve),
             result = handle.wait() => match result {
                 Ok(()) => Ok(()),
                 Err(e) => Err(GatewayError::Serve(e)),
             },
+        };
+        #[cfg(unix)]
+        if let Some(reloader) = reloader {
+            reloader.abort();
         }
+        result
     }
 }
 

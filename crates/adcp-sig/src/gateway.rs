@@ -102,11 +102,11 @@ pub struct GatewayArgs {
     /// front: its scheme and authority are the signed target's.
     #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_PUBLIC_URL")]
     pub public_url: Option<url::Url>,
-    /// With `--public-url`: another authority (`host` or `host:port`) a
-    /// request may arrive for, besides the public URL's. Repeatable
-    /// (comma-separated in the environment). The received `Host` /
-    /// `:authority` must be one of them; it is what the signature's
-    /// `@authority` is checked against.
+    /// With `--public-url` or `--tls-cert`: another authority (`host` or
+    /// `host:port`) a request may arrive for, besides the public URL's or
+    /// the certificate's DNS names. Repeatable (comma-separated in the
+    /// environment). The received `Host` / `:authority` must be one of
+    /// them; it is what the signature's `@authority` is checked against.
     #[arg(
         long = "accept-host",
         value_name = "HOST",
@@ -114,6 +114,33 @@ pub struct GatewayArgs {
         value_delimiter = ','
     )]
     pub accept_hosts: Vec<String>,
+    /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate
+    /// chain, end-entity first; needs `--tls-key`. Reloaded on SIGHUP.
+    /// Without `--public-url`, the received Host must be a DNS name of the
+    /// certificate (or an `--accept-host`).
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of `--tls-cert`.
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// A key id refused as revoked (`webhook_signature_key_revoked`),
+    /// whatever the key source says, for every seller publishing it: a
+    /// static revocation entry (a test kit's pre-revoked key, an emergency
+    /// before the seller's list is updated). Repeatable (comma-separated
+    /// in the environment).
+    #[arg(
+        long = "revoked-kid",
+        value_name = "KID",
+        env = "ADCP_GATEWAY_REVOKED_KIDS",
+        value_delimiter = ','
+    )]
+    pub revoked_kids: Vec<String>,
+    /// Most live replay-cache entries per keyid before its new signatures
+    /// are refused (`webhook_signature_rate_abuse`), in every store
+    /// [default: 100000, the spec's webhook recommendation]. Lower caps are
+    /// for test counterparties (grading runs), not production.
+    #[arg(long, value_name = "N", env = "ADCP_GATEWAY_REPLAY_CAP_PER_KEYID")]
+    pub replay_cap_per_keyid: Option<usize>,
     /// The buyer's subscriber registrations: a JSON array (members `url`,
     /// `seller_agent_url`, `subscriber_id`, `account_id` or
     /// `"scope": "agent"`, `delivery_auth`, `event_types`, `active`, and
@@ -273,6 +300,18 @@ pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<Gatewa
     if !args.accept_hosts.is_empty() {
         config.accept_hosts.clone_from(&args.accept_hosts);
     }
+    if let Some(path) = &args.tls_cert {
+        config.tls_cert = Some(path.clone());
+    }
+    if let Some(path) = &args.tls_key {
+        config.tls_key = Some(path.clone());
+    }
+    if !args.revoked_kids.is_empty() {
+        config.revoked_kids.clone_from(&args.revoked_kids);
+    }
+    if let Some(cap) = args.replay_cap_per_keyid {
+        config.replay_cap_per_keyid = Some(cap);
+    }
     if let Some(path) = &args.subscriptions {
         config.subscriptions = Some(path.clone());
     }
@@ -372,6 +411,16 @@ async fn serve(config: &GatewayConfig) -> u8 {
         }
     };
     progress.finish_and_clear();
+    // SIGHUP reloads the TLS certificate; installed before the listening
+    // line, so a SIGHUP from then on never ends the process.
+    #[cfg(unix)]
+    let _reloader = match gateway.tls().map(adcp_gateway::TlsConfig::reload_on_sighup).transpose() {
+        Ok(reloader) => reloader.map(AbortOnDrop),
+        Err(e) => {
+            eprintln!("error: SIGHUP handler: {e}");
+            return 2;
+        }
+    };
     let mut handle = match gateway.serve(listener) {
         Ok(handle) => handle,
         Err(e) => {
@@ -439,9 +488,24 @@ async fn serve(config: &GatewayConfig) -> u8 {
     } else {
         "RFC 9421"
     };
+    let mut extras = String::new();
+    if let Some(tls) = gateway.tls() {
+        let names = tls.dns_names();
+        if names.is_empty() {
+            extras.push_str("; TLS, no DNS names in the certificate (only --accept-host)");
+        } else {
+            extras.push_str(&format!("; TLS for {}", names.join(", ")));
+        }
+    }
+    if !config.revoked_kids.is_empty() {
+        extras.push_str(&format!("; revoked kids {}", config.revoked_kids.join(", ")));
+    }
+    if let Some(cap) = config.replay_cap_per_keyid {
+        extras.push_str(&format!("; replay cap {cap} per keyid"));
+    }
     eprintln!(
-        "adcp-sig gateway listening on http://{} ({mode}; {keys}; store {}; upstream {})",
-        handle.local_addr(),
+        "adcp-sig gateway listening on {} ({mode}; {keys}; store {}; upstream {}{extras})",
+        handle.base_url(),
         config.store,
         config.upstream.as_ref().map_or_else(String::new, url::Url::to_string)
     );
@@ -464,6 +528,17 @@ async fn serve(config: &GatewayConfig) -> u8 {
             eprintln!("error: server stopped: {result:?}");
             2
         }
+    }
+}
+
+/// Aborts a background task when dropped.
+#[cfg(unix)]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+#[cfg(unix)]
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -496,6 +571,64 @@ mod tests {
     /// The URL given for `seller` in revocation lists or pins.
     fn lookup<'e>(entries: &'e [(String, String)], seller: &str) -> Option<&'e str> {
         entries.iter().find(|(s, _)| s == seller).map(|(_, url)| url.as_str())
+    }
+
+    #[test]
+    fn tls_revoked_kids_and_the_replay_cap_come_from_flags_or_the_file() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-tls-flags-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\"]\nrevoked_kids = [\"file-kid\"]\nreplay_cap_per_keyid = 50\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            ..GatewayArgs::default()
+        };
+        let from_file = resolve(&args, None);
+        let flags = GatewayArgs {
+            revoked_kids: vec!["a".into(), "b".into()],
+            replay_cap_per_keyid: Some(7),
+            ..args.clone()
+        };
+        let from_flags = resolve(&flags, None);
+        // TLS files are read at start-up: a missing one is an error naming
+        // its flag; one without the other too.
+        let missing = resolve(
+            &GatewayArgs {
+                tls_cert: Some(dir.join("missing-cert.pem")),
+                tls_key: Some(dir.join("missing-key.pem")),
+                ..args.clone()
+            },
+            None,
+        );
+        let half = resolve(
+            &GatewayArgs {
+                tls_key: Some(dir.join("key.pem")),
+                ..args.clone()
+            },
+            None,
+        );
+        let zero = resolve(
+            &GatewayArgs {
+                replay_cap_per_keyid: Some(0),
+                ..args
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(from_file.revoked_kids, ["file-kid"]);
+        assert_eq!(from_file.replay_cap_per_keyid, Some(50));
+        assert_eq!(from_file.tls_cert, None);
+        let from_flags = from_flags.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(from_flags.revoked_kids, ["a", "b"]);
+        assert_eq!(from_flags.replay_cap_per_keyid, Some(7));
+        assert!(missing.is_err_and(|e| e.to_string().starts_with("--tls-cert ")));
+        assert!(half.is_err_and(|e| e.to_string().contains("--tls-cert FILE and --tls-key FILE")));
+        assert!(zero.is_err_and(|e| e.to_string().contains("--replay-cap-per-keyid")));
     }
 
     #[test]

@@ -447,3 +447,79 @@ fn store_locations_parse_and_print_without_credentials() {
         Err(ConfigError::Store { .. })
     ));
 }
+
+#[test]
+fn tls_revoked_kids_and_the_replay_cap_from_the_file_and_the_environment() {
+    let dir = TempDir::new("tls-settings");
+    let file = dir.0.join("gateway.toml");
+    std::fs::write(
+        &file,
+        "tls_cert = \"tls/cert.pem\"\ntls_key = \"/etc/tls/key.pem\"\nrevoked_kids = [\"test-revoked-2026\"]\nreplay_cap_per_keyid = 100\n",
+    )
+    .unwrap();
+    let mut config = GatewayConfig::from_toml_file(&file).unwrap();
+    assert_eq!(
+        config.tls_cert,
+        Some(dir.0.join("tls/cert.pem")),
+        "relative to the file"
+    );
+    assert_eq!(config.tls_key, Some(PathBuf::from("/etc/tls/key.pem")));
+    assert_eq!(config.revoked_kids, ["test-revoked-2026"]);
+    assert_eq!(config.replay_cap_per_keyid, Some(100));
+    config
+        .apply_env_vars(vars(&[
+            ("ADCP_GATEWAY_TLS_CERT", "env-cert.pem"),
+            ("ADCP_GATEWAY_TLS_KEY", "env-key.pem"),
+            ("ADCP_GATEWAY_REVOKED_KIDS", "a,b"),
+            ("ADCP_GATEWAY_REPLAY_CAP_PER_KEYID", "7"),
+        ]))
+        .unwrap();
+    assert_eq!(config.tls_cert, Some(PathBuf::from("env-cert.pem")));
+    assert_eq!(config.tls_key, Some(PathBuf::from("env-key.pem")));
+    assert_eq!(config.revoked_kids, ["a", "b"]);
+    assert_eq!(config.replay_cap_per_keyid, Some(7));
+    // Defaults: plain HTTP, nothing revoked, the mode's cap.
+    let defaults = GatewayConfig::default();
+    assert_eq!((defaults.tls_cert, defaults.tls_key), (None, None));
+    assert!(defaults.revoked_kids.is_empty());
+    assert_eq!(defaults.replay_cap_per_keyid, None);
+    // Invalid values.
+    let mut config = GatewayConfig::new("http://127.0.0.1:1/events".parse().unwrap());
+    let e = config
+        .apply_env_vars(vars(&[("ADCP_GATEWAY_REPLAY_CAP_PER_KEYID", "many")]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ConfigError::Env {
+                var: "ADCP_GATEWAY_REPLAY_CAP_PER_KEYID",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = config
+        .apply_env_vars(vars(&[("ADCP_GATEWAY_TLS_CERT", "")]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ConfigError::Env {
+                var: "ADCP_GATEWAY_TLS_CERT",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    config.agents = vec![SELLER.to_owned()];
+    config.replay_cap_per_keyid = Some(0);
+    assert!(matches!(config.validate(), Err(ConfigError::ZeroReplayCap)));
+    config.replay_cap_per_keyid = Some(1);
+    config.revoked_kids = vec![String::new()];
+    assert!(matches!(config.validate(), Err(ConfigError::EmptyRevokedKid)));
+    config.revoked_kids = vec!["k".to_owned()];
+    config.tls_key = Some(PathBuf::from("key.pem"));
+    assert!(matches!(config.validate(), Err(ConfigError::TlsFilesIncomplete)));
+    config.tls_key = None;
+    config.validate().unwrap();
+}

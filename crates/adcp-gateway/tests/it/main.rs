@@ -1,9 +1,13 @@
 //! Integration tests of the `adcp-gateway` library API: settings from
 //! TOML and the environment with their typed errors, and a gateway built
 //! from a `GatewayConfig`, served on loopback, that forwards a signed
-//! webhook once and refuses a tampered one.
+//! webhook once and refuses a tampered one; HTTPS (HTTP/1.1 and HTTP/2
+//! by ALPN, the Host rule, certificate reloads); static revoked kids and
+//! the per-keyid replay cap.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod config;
+mod limits;
 mod serve;
 mod support;
+mod tls;

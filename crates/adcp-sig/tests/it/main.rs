@@ -22,6 +22,7 @@ mod gateway_cli;
 mod gateway_faults;
 mod gateway_fleet;
 mod gateway_revocation;
+mod gateway_tls_cli;
 mod resolve_cli;
 mod sign_cli;
 mod verify_batch_cli;

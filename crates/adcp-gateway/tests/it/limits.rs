@@ -1,0 +1,110 @@
+//! Static revocation (`revoked_kids`) and the per-keyid replay cap
+//! (`replay_cap_per_keyid`) of a gateway built from a `GatewayConfig`.
+
+use crate::support::{event, http_client, TempDir, Upstream, AGENT, PATH};
+use adcp_gateway::{Gateway, GatewayConfig, GatewayHandle};
+use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
+
+/// A signer for `kid` and its public JWK.
+fn key(kid: &str) -> (HttpSigner<SoftwareSigner>, serde_json::Value) {
+    let key = SoftwareSigner::generate(Algorithm::Ed25519, kid).unwrap();
+    let jwks = key.jwks().unwrap().to_public_json();
+    (HttpSigner::webhook(key).unwrap(), jwks["keys"][0].clone())
+}
+
+/// The settings of the tests: `jwks` in a file, an SQLite store (or
+/// `store`), the upstream.
+fn config(dir: &TempDir, jwks: &serde_json::Value, upstream: &Upstream, store: Option<&str>) -> GatewayConfig {
+    std::fs::write(dir.0.join("jwks.json"), jwks.to_string()).unwrap();
+    let mut config = GatewayConfig::new(upstream.url().parse().unwrap());
+    config.jwks = Some(dir.0.join("jwks.json"));
+    config.jwks_agent = AGENT.to_owned();
+    let sqlite = format!("sqlite:{}", dir.0.join("dedup.sqlite").display());
+    config.store = store.unwrap_or(&sqlite).parse().unwrap();
+    config.access_log = false;
+    config
+}
+
+async fn start(config: &GatewayConfig) -> GatewayHandle {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    Gateway::from_config(config).await.unwrap().serve(listener).unwrap()
+}
+
+/// Posts `signed`; the status and the `WWW-Authenticate` error code.
+async fn send(handle: &GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>) {
+    let mut request = http_client().post(format!("{}{PATH}", handle.base_url()));
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let response = request
+        .body(signed.body().unwrap().as_bytes().to_vec())
+        .send()
+        .await
+        .unwrap();
+    let code = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split("error=\"").nth(1))
+        .and_then(|v| v.split('"').next())
+        .map(str::to_owned);
+    (response.status().as_u16(), code)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_kid_is_refused_while_another_kid_of_the_same_jwks_passes() {
+    let dir = TempDir::new("revoked-kid");
+    let upstream = Upstream::start().await;
+    let (current, current_jwk) = key("seller-2026");
+    let (revoked, revoked_jwk) = key("test-revoked-2026");
+    let jwks = serde_json::json!({ "keys": [current_jwk, revoked_jwk] });
+    let mut config = config(&dir, &jwks, &upstream, None);
+    config.revoked_kids = vec!["test-revoked-2026".to_owned()];
+    let handle = start(&config).await;
+    let url = format!("{}{PATH}", handle.base_url());
+
+    let refused = revoked.sign_webhook(&url, &event("r")).await.unwrap();
+    assert_eq!(
+        send(&handle, &refused).await,
+        (401, Some("webhook_signature_key_revoked".to_owned()))
+    );
+    let passed = current.sign_webhook(&url, &event("c")).await.unwrap();
+    assert_eq!(send(&handle, &passed).await, (200, None));
+    let applied = upstream.applied();
+    assert_eq!(applied.len(), 1);
+    assert_eq!(applied[0].0[adcp_gateway::VERIFIED_KEYID], "seller-2026");
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_cap_of_n_accepts_n_nonces_of_a_keyid_and_refuses_the_next() {
+    const CAP: usize = 3;
+    // The SQLite default store, and the in-memory one: the cap reaches
+    // every backend through the store options.
+    for store in [None, Some("memory:")] {
+        let dir = TempDir::new("replay-cap");
+        let upstream = Upstream::start().await;
+        let (signer, jwk) = key("capped-key");
+        let (other, other_jwk) = key("other-key");
+        let jwks = serde_json::json!({ "keys": [jwk, other_jwk] });
+        let mut config = config(&dir, &jwks, &upstream, store);
+        config.replay_cap_per_keyid = Some(CAP);
+        let handle = start(&config).await;
+        let url = format!("{}{PATH}", handle.base_url());
+        for n in 0..CAP {
+            let signed = signer.sign_webhook(&url, &event(&format!("{n}"))).await.unwrap();
+            assert_eq!(send(&handle, &signed).await, (200, None), "{store:?} #{n}");
+        }
+        let over = signer.sign_webhook(&url, &event("over")).await.unwrap();
+        assert_eq!(
+            send(&handle, &over).await,
+            (401, Some("webhook_signature_rate_abuse".to_owned())),
+            "{store:?}"
+        );
+        assert_eq!(upstream.applied().len(), CAP);
+        // The cap is per keyid: another key of the seller still passes.
+        let signed = other.sign_webhook(&url, &event("other")).await.unwrap();
+        assert_eq!(send(&handle, &signed).await, (200, None), "{store:?}");
+        handle.shutdown().await.unwrap();
+    }
+}
