@@ -1,1 +1,4 @@
 //! The integration tests of adcp-request, one binary with a module per area.
+
+mod common;
+mod seller_vectors;
