@@ -1,4 +1,5 @@
 //! The integration tests of adcp-request, one binary with a module per area.
 
 mod common;
+mod seller_policy;
 mod seller_vectors;
