@@ -1,5 +1,6 @@
 //! The integration tests of adcp-request, one binary with a module per area.
 
 mod common;
+mod seller_composition;
 mod seller_policy;
 mod seller_vectors;
