@@ -2,5 +2,6 @@
 
 mod common;
 mod seller_composition;
+mod seller_limits;
 mod seller_policy;
 mod seller_vectors;
