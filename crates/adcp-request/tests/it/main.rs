@@ -2,6 +2,8 @@
 
 mod common;
 mod seller_composition;
+mod seller_extract;
+mod seller_hostile;
 mod seller_limits;
 mod seller_policy;
 mod seller_vectors;

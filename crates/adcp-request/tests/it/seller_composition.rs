@@ -60,7 +60,11 @@ fn operation(mode: Mode) -> &'static str {
 
 /// The spec's composition rules, stated independently of the gate's code.
 enum Want {
-    Accept { source: &'static str, signer: bool, warning: bool },
+    Accept {
+        source: &'static str,
+        signer: bool,
+        warning: bool,
+    },
     Reject(&'static str),
     Unauthenticated,
 }
@@ -68,21 +72,44 @@ enum Want {
 fn want(mode: Mode, shape: Shape, fallback: bool) -> Want {
     use Want::*;
     match (shape, mode, fallback) {
-        (Shape::Verified, _, _) => Accept { source: "signature", signer: true, warning: false },
+        (Shape::Verified, _, _) => Accept {
+            source: "signature",
+            signer: true,
+            warning: false,
+        },
         (Shape::Malformed, _, _) => Reject("request_signature_header_malformed"),
-        (Shape::Failed, Mode::Warn, true) => Accept { source: "fallback", signer: false, warning: true },
+        (Shape::Failed, Mode::Warn, true) => Accept {
+            source: "fallback",
+            signer: false,
+            warning: true,
+        },
         (Shape::Failed, Mode::Warn, false) => Unauthenticated,
         (Shape::Failed, _, _) => Reject("request_signature_invalid"),
         (Shape::Unsigned, Mode::Required, false) => Reject("request_signature_required"),
         (Shape::Unsigned, Mode::Warn, false) => Unauthenticated,
-        (Shape::Unsigned, Mode::Warn, true) => Accept { source: "fallback", signer: false, warning: true },
-        (Shape::Unsigned, _, true) => Accept { source: "fallback", signer: false, warning: false },
-        (Shape::Unsigned, _, false) => Accept { source: "anonymous", signer: false, warning: false },
+        (Shape::Unsigned, Mode::Warn, true) => Accept {
+            source: "fallback",
+            signer: false,
+            warning: true,
+        },
+        (Shape::Unsigned, _, true) => Accept {
+            source: "fallback",
+            signer: false,
+            warning: false,
+        },
+        (Shape::Unsigned, _, false) => Accept {
+            source: "anonymous",
+            signer: false,
+            warning: false,
+        },
     }
 }
 
 async fn request(buyer: &Buyer, mode: Mode, shape: Shape, fallback: bool) -> Answer {
-    let body = tools_call(operation(mode), json!({"idempotency_key": format!("{mode:?}-{shape:?}-{fallback}")}));
+    let body = tools_call(
+        operation(mode),
+        json!({"idempotency_key": format!("{mode:?}-{shape:?}-{fallback}")}),
+    );
     let signed = buyer.sign("https://seller.example.com/mcp", &body).await;
     let mut request = received(&signed);
     let headers = request.headers_mut();
@@ -126,7 +153,11 @@ async fn fallback_composition_matrix() {
                 let context = format!("{mode:?} {shape:?} fallback={fallback}");
                 let answer = request(&buyer, mode, shape, fallback).await;
                 match want(mode, shape, fallback) {
-                    Want::Accept { source, signer, warning } => {
+                    Want::Accept {
+                        source,
+                        signer,
+                        warning,
+                    } => {
                         assert!(answer.reached_handler(), "{context}: {answer:?}");
                         assert_eq!(answer.json["source"], source, "{context}");
                         assert_eq!(answer.json["keyid"].is_string(), signer, "{context}");

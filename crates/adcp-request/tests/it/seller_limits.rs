@@ -57,7 +57,10 @@ impl http_body::Body for Chunks {
 async fn oversized_bodies_are_refused_before_any_cryptography() {
     let buyer = Buyer::new();
     let padding = "x".repeat(2_000);
-    let body = tools_call("create_media_buy", json!({"idempotency_key": "big-1", "notes": padding}));
+    let body = tools_call(
+        "create_media_buy",
+        json!({"idempotency_key": "big-1", "notes": padding}),
+    );
     let signed = buyer.sign("https://seller.example.com/mcp", &body).await;
     let keys = Arc::new(Counting(buyer.keys.clone(), AtomicUsize::new(0)));
     let replay = Arc::new(MemoryReplayStore::request());
@@ -162,12 +165,19 @@ async fn a_store_outage_is_a_retryable_503() {
         .build()
         .unwrap();
     let body = tools_call("create_media_buy", json!({"idempotency_key": "down-1"}));
-    let a = send(&verifier, received(&buyer.sign("https://seller.example.com/mcp", &body).await)).await;
+    let a = send(
+        &verifier,
+        received(&buyer.sign("https://seller.example.com/mcp", &body).await),
+    )
+    .await;
     assert_eq!(a.status, 503, "{a:?}");
     assert_eq!(a.code(), Some("request_verifier_unavailable"));
     assert!(a.challenges.is_empty(), "no challenge on a 503");
     assert_eq!(a.retry_after.as_deref(), Some("2"));
-    assert!(!format!("{:?}", a.json).contains("connection refused"), "no detail leaks");
+    assert!(
+        !format!("{:?}", a.json).contains("connection refused"),
+        "no detail leaks"
+    );
 }
 
 #[tokio::test]
@@ -192,11 +202,15 @@ async fn a_request_without_authority_is_a_malformed_target() {
 #[tokio::test]
 async fn public_base_url_rebuilds_the_target() {
     let buyer = Buyer::new();
-    let verifier = RequestVerifier::builder(Arc::new(buyer.keys.clone()), Arc::new(MemoryReplayStore::request()), capability())
-        .clock(Arc::new(FixedClock(NOW)))
-        .public_base_url("https://seller.example.com/api/")
-        .build()
-        .unwrap();
+    let verifier = RequestVerifier::builder(
+        Arc::new(buyer.keys.clone()),
+        Arc::new(MemoryReplayStore::request()),
+        capability(),
+    )
+    .clock(Arc::new(FixedClock(NOW)))
+    .public_base_url("https://seller.example.com/api/")
+    .build()
+    .unwrap();
     let body = tools_call("create_media_buy", json!({"idempotency_key": "base-1"}));
     let signed = buyer.sign("https://seller.example.com/api/mcp", &body).await;
     // A proxy stripped the /api prefix.

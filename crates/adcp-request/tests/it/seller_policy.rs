@@ -3,10 +3,10 @@
 //! each case's facts) and `protocol-method-names.json` (declarations and
 //! exact-match cases, as unsigned JSON-RPC calls).
 
-use crate::common::{received, send, Buyer, Answer, NOW};
+use crate::common::{received, send, Answer, Buyer, NOW};
 use adcp_request::RequestVerifier;
-use adcp_sign::{LegacyDigest, SigningProfile, UnsignedRequest};
 use adcp_sigbase::encoding::BinaryEncoding;
+use adcp_sign::{LegacyDigest, SigningProfile, UnsignedRequest};
 use adcp_verify::request_policy::{FallbackCredential, VerifierCapability};
 use adcp_verify::{DigestCoverage, FixedClock, MemoryReplayStore, Profile};
 use serde_json::{json, Value};
@@ -68,11 +68,9 @@ async fn run_case(case: &Value) -> (String, Answer) {
     )
     .profile(profile)
     .clock(Arc::new(FixedClock(NOW)))
-    .authenticator_fn(|parts, _| {
-        match parts.headers.get(http::header::AUTHORIZATION) {
-            Some(v) if v == BEARER => FallbackCredential::Valid,
-            _ => FallbackCredential::Absent,
-        }
+    .authenticator_fn(|parts, _| match parts.headers.get(http::header::AUTHORIZATION) {
+        Some(v) if v == BEARER => FallbackCredential::Valid,
+        _ => FallbackCredential::Absent,
     })
     .build()
     .unwrap();
@@ -111,7 +109,10 @@ async fn run_case(case: &Value) -> (String, Answer) {
     };
     let rewritten = reencode(&signature, from, wire, !crypto_valid);
     headers.insert("signature", rewritten.parse().unwrap());
-    match (fact(case, "signature_present").unwrap(), case.get("signature_header_state")) {
+    match (
+        fact(case, "signature_present").unwrap(),
+        case.get("signature_header_state"),
+    ) {
         (true, Some(state)) => {
             assert_eq!(state, "malformed_pair", "{id}");
             headers.remove("signature-input");
@@ -128,7 +129,14 @@ async fn run_case(case: &Value) -> (String, Answer) {
     if fact(case, "digest_matches_body") == Some(false) {
         // Same operation, other bytes: the digest no longer matches.
         let (parts, body) = request.into_parts();
-        let text = String::from_utf8(http_body_util::BodyExt::collect(body).await.unwrap().to_bytes().to_vec()).unwrap();
+        let text = String::from_utf8(
+            http_body_util::BodyExt::collect(body)
+                .await
+                .unwrap()
+                .to_bytes()
+                .to_vec(),
+        )
+        .unwrap();
         let tampered = text.replacen("\"id\":1", "\"id\":2", 1);
         assert_ne!(text, tampered, "{id}");
         request = http::Request::from_parts(parts, http_body_util::Full::new(bytes::Bytes::from(tampered)));
@@ -152,7 +160,11 @@ async fn body_integrity_policy_through_the_layer() {
             "accept" | "accept_with_warning" => {
                 assert!(answer.reached_handler(), "{id}: {answer:?}");
                 assert_eq!(answer.json["source"], expected["authentication_source"], "{id}");
-                assert_eq!(answer.json["warning"].is_string(), action == "accept_with_warning", "{id}");
+                assert_eq!(
+                    answer.json["warning"].is_string(),
+                    action == "accept_with_warning",
+                    "{id}"
+                );
             }
             "reject" => answer.assert_rejected_with(expected["error_code"].as_str().unwrap(), &id),
             "reject_unauthenticated" => answer.assert_unauthenticated(&id),
@@ -236,7 +248,8 @@ async fn protocol_method_names_through_the_layer() {
     // Invalid declarations never configure a layer.
     let invalid = strings(&file["invalid_declarations"]);
     for name in &invalid {
-        let block = json!({"supported": true, "covers_content_digest": "required", "protocol_methods_required_for": [name]});
+        let block =
+            json!({"supported": true, "covers_content_digest": "required", "protocol_methods_required_for": [name]});
         assert!(VerifierCapability::from_json(&block).is_err(), "{name}");
     }
     assert_eq!(invalid.len(), 7);

@@ -37,7 +37,12 @@ async fn run(suite: &Path, path: &Path) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let req = &harness.request;
-    let request = http_request(&req.method, &req.url, &req.headers, req.body.as_deref().map(str::as_bytes));
+    let request = http_request(
+        &req.method,
+        &req.url,
+        &req.headers,
+        req.body.as_deref().map(str::as_bytes),
+    );
     let answer = send(&verifier, request).await;
     let context = vector.relative.as_str();
     match expected {

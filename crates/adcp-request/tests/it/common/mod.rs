@@ -2,8 +2,8 @@
 //! the layer told it, a real signer, and request plumbing.
 
 use adcp_request::{RequestAuth, RequestVerifier, RequestVerifierLayer};
-use adcp_sign::{HttpSigner, SignedRequest, SoftwareSigner, UnsignedRequest};
 use adcp_sigbase::crypto::Algorithm;
+use adcp_sign::{HttpSigner, SignedRequest, SoftwareSigner, UnsignedRequest};
 use adcp_verify::request_policy::AuthSource;
 use adcp_verify::{FixedClock, StaticKeyResolver};
 use bytes::Bytes;
@@ -76,7 +76,12 @@ fn source_name(source: AuthSource) -> &'static str {
 /// and the body length it received.
 pub(crate) async fn handler(request: Request<Full<Bytes>>) -> Result<Response<Full<Bytes>>, Infallible> {
     let auth = request.extensions().get::<RequestAuth>().cloned();
-    let body = request.into_body().collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    let body = request
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
     let report = match auth {
         None => json!({"handler": true, "auth": null}),
         Some(auth) => json!({
@@ -145,7 +150,12 @@ pub(crate) fn split_url(url: &str) -> (&str, &str) {
 /// An HTTP/1.1 request as a server receives it: origin-form request target,
 /// `Host` from the URL unless `headers` carry one, every header line as
 /// given (bytes, not necessarily ASCII).
-pub(crate) fn http_request(method: &str, url: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Request<Full<Bytes>> {
+pub(crate) fn http_request(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+) -> Request<Full<Bytes>> {
     let (authority, path) = split_url(url);
     let mut request = Request::builder()
         .method(method)
@@ -154,7 +164,10 @@ pub(crate) fn http_request(method: &str, url: &str, headers: &[(String, String)]
         .unwrap();
     let map = request.headers_mut();
     if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-        map.append(http::header::HOST, HeaderValue::from_bytes(authority.as_bytes()).unwrap());
+        map.append(
+            http::header::HOST,
+            HeaderValue::from_bytes(authority.as_bytes()).unwrap(),
+        );
     }
     for (name, value) in headers {
         map.append(
@@ -167,8 +180,17 @@ pub(crate) fn http_request(method: &str, url: &str, headers: &[(String, String)]
 
 /// A signed request as received (see [`http_request`]).
 pub(crate) fn received(signed: &SignedRequest) -> Request<Full<Bytes>> {
-    let headers: Vec<(String, String)> = signed.headers().iter().map(|(n, v)| ((*n).to_owned(), v.clone())).collect();
-    http_request(signed.method(), signed.url(), &headers, signed.body().map(|b| b.as_bytes()))
+    let headers: Vec<(String, String)> = signed
+        .headers()
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), v.clone()))
+        .collect();
+    http_request(
+        signed.method(),
+        signed.url(),
+        &headers,
+        signed.body().map(|b| b.as_bytes()),
+    )
 }
 
 /// A buyer with a fresh Ed25519 key, and the resolver that trusts it.
