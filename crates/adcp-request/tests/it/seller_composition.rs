@@ -3,6 +3,8 @@
 //! pair, failed signature, verified signature; and the webhook-registration
 //! rule.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
 use crate::common::{received, send, tools_call, Answer, Buyer, NOW};
 use adcp_request::RequestVerifier;
 use adcp_verify::request_policy::{FallbackCredential, VerifierCapability};

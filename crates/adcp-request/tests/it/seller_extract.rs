@@ -2,6 +2,8 @@
 //! behind the layer, `500` without it) and `VerifiedAgent` (`401` when the
 //! request was accepted without a verified signature).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
 use crate::common::{answer, received, tools_call, Answer, Buyer, NOW};
 use adcp_request::{RequestAuth, RequestVerifier, RequestVerifierLayer, VerifiedAgent};
 use adcp_verify::request_policy::{FallbackCredential, VerifierCapability};

@@ -2,6 +2,8 @@
 //! arbitrary mutations of a validly signed request, never panic and always
 //! get a well-formed answer.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
 use crate::common::{http_request, received, send, tools_call, Answer, Buyer, NOW};
 use adcp_request::RequestVerifier;
 use adcp_verify::request_policy::{FallbackCredential, VerifierCapability};

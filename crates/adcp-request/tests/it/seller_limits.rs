@@ -3,6 +3,8 @@
 //! cache shared by a fleet through `adcp_store::SqliteStore`, outages
 //! answered `503` with `Retry-After`, a request without an authority.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
 use crate::common::{received, send, tools_call, Buyer, NOW};
 use adcp_request::{RequestVerifier, RequestVerifierLayer};
 use adcp_verify::request_policy::VerifierCapability;

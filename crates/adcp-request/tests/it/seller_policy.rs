@@ -3,6 +3,8 @@
 //! each case's facts) and `protocol-method-names.json` (declarations and
 //! exact-match cases, as unsigned JSON-RPC calls).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
 use crate::common::{received, send, Answer, Buyer, NOW};
 use adcp_request::RequestVerifier;
 use adcp_sigbase::encoding::BinaryEncoding;

@@ -8,6 +8,8 @@
 //! target and a `Host` header (the URL's authority, unless the vector sends
 //! its own).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
 use crate::common::{http_request, send};
 use adcp_request::RequestVerifier;
 use adcp_verify::conformance::{Expected, Harness, Vector};

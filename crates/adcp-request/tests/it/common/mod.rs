@@ -1,6 +1,8 @@
 //! Shared helpers of the seller tests: a trivial handler that reports what
 //! the layer told it, a real signer, and request plumbing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
 use adcp_request::{RequestAuth, RequestVerifier, RequestVerifierLayer};
 use adcp_sigbase::crypto::Algorithm;
 use adcp_sign::{HttpSigner, SignedRequest, SoftwareSigner, UnsignedRequest};
