@@ -73,3 +73,13 @@ fn embed_gateway() {
         );
     }
 }
+
+#[test]
+fn seller_mcp_server() {
+    if let Some(out) = run("seller_mcp_server") {
+        assert!(out.contains("signed call -> 200"), "{out}");
+        assert!(out.contains("unsigned call -> 401"), "{out}");
+        assert!(out.contains("bearer call -> 200"), "{out}");
+        assert!(out.contains("tampered call -> 401"), "{out}");
+    }
+}
