@@ -6,7 +6,9 @@
 
 use adcp_gateway::{Gateway, GatewayConfig, GatewayError, VERIFIED_AGENT};
 use adcp_jwks::HttpsKeyResolver;
-use adcp_request::{request_signing_capability, RequestVerifier, RequestVerifierLayer, VerifiedAgent};
+use adcp_request::{
+    request_signing_capability, FallbackCredential, RequestVerifier, RequestVerifierLayer, VerifiedAgent,
+};
 use adcp_sigbase::Message;
 use adcp_sign::{BoxSigner, HttpSigner, Signer, SoftwareSigner, WebhookEvent};
 use adcp_store::{open, ClaimOutcome, Fingerprint, IdempotencyStore, SenderKey, StoreOptions, StoreUrl};

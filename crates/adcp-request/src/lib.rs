@@ -95,9 +95,10 @@
 mod client;
 mod seller;
 pub use seller::{
-    request_signing_capability, Authenticator, AuthenticatorFuture, BuildError, NoFallback, Reply, RequestAuth,
-    RequestVerifier, RequestVerifierBuilder, RequestVerifierLayer, RequestVerifierService, BODY_TOO_LARGE,
-    BODY_UNREADABLE, DEFAULT_MAX_BODY_BYTES, SELLER_TRACING_TARGET, UNAUTHENTICATED, UNAVAILABLE_RETRY_AFTER_SECS,
+    request_signing_capability, AuthSource, Authenticator, AuthenticatorFuture, Binding, BuildError,
+    FallbackCredential, NoFallback, Reply, RequestAuth, RequestVerifier, RequestVerifierBuilder, RequestVerifierLayer,
+    RequestVerifierService, ResolvedRequest, BODY_TOO_LARGE, BODY_UNREADABLE, DEFAULT_MAX_BODY_BYTES,
+    SELLER_TRACING_TARGET, UNAUTHENTICATED, UNAVAILABLE_RETRY_AFTER_SECS,
 };
 #[cfg(feature = "axum")]
 pub use seller::{AuthRejection, VerifiedAgent};

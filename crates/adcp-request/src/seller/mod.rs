@@ -33,6 +33,11 @@ pub use layer::{RequestVerifierLayer, RequestVerifierService};
 pub use reply::{Reply, BODY_TOO_LARGE, BODY_UNREADABLE, UNAUTHENTICATED};
 pub use verifier::RequestVerifier;
 
+// The request-policy types a seller's configuration and handlers name, so
+// that they need not depend on adcp-verify for them.
+#[doc(no_inline)]
+pub use adcp_verify::request_policy::{AuthSource, Binding, FallbackCredential, ResolvedRequest};
+
 /// The tracing target of the seller side's events: rejections with their
 /// code, checklist step and server-side detail, shadow-mode records,
 /// verified signers (at `debug`). Details never reach a response.
