@@ -2,6 +2,7 @@
 
 mod common;
 mod seller_composition;
+mod seller_config;
 mod seller_extract;
 mod seller_hostile;
 mod seller_limits;
