@@ -16,6 +16,7 @@ use adcp_verify::{VerifiedSigner, VerifyError};
 pub struct RequestAuth {
     pub(crate) source: AuthSource,
     pub(crate) signer: Option<VerifiedSigner>,
+    pub(crate) verified_at: Option<i64>,
     pub(crate) operation: Option<String>,
     pub(crate) protocol_method: Option<String>,
     pub(crate) warning: Option<VerifyError>,
@@ -35,6 +36,14 @@ impl RequestAuth {
     #[must_use]
     pub fn signer(&self) -> Option<&VerifiedSigner> {
         self.signer.as_ref()
+    }
+
+    /// When the signature verified (Unix seconds, the verifier's clock):
+    /// with [`Self::signer`], the spec's `verified_signer: { keyid,
+    /// agent_url, verified_at }` record for audit.
+    #[must_use]
+    pub fn verified_at(&self) -> Option<i64> {
+        self.verified_at
     }
 
     /// Whether a signature verified.

@@ -184,8 +184,8 @@ impl RequestVerifierBuilder {
                 _ => return Err(BuildError::InvalidScheme),
             },
         };
-        let mut verifier =
-            Verifier::new(self.profile, self.keys, self.replay, self.clock).with_max_body_bytes(self.max_body_bytes);
+        let mut verifier = Verifier::new(self.profile, self.keys, self.replay, Arc::clone(&self.clock))
+            .with_max_body_bytes(self.max_body_bytes);
         if let Some(monitor) = self.admission {
             verifier = verifier.with_admission_monitor(monitor);
         }
@@ -197,6 +197,7 @@ impl RequestVerifierBuilder {
                 target,
                 max_body_bytes: self.max_body_bytes,
                 authenticator: self.authenticator,
+                clock: self.clock,
             }),
         })
     }

@@ -36,6 +36,7 @@ pub(crate) struct Inner {
     pub(crate) target: Target,
     pub(crate) max_body_bytes: usize,
     pub(crate) authenticator: Hook,
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 /// The seller's request verifier, without any web framework: the body
@@ -231,6 +232,7 @@ impl RequestVerifier {
                 Ok(RequestAuth {
                     source: adcp_verify::request_policy::AuthSource::Signature,
                     signer: Some(signer),
+                    verified_at: Some(inner.clock.now()),
                     operation: request.operation().map(str::to_owned),
                     protocol_method: request.protocol_method().map(str::to_owned),
                     warning: None,
@@ -250,6 +252,7 @@ impl RequestVerifier {
                 Ok(RequestAuth {
                     source: acceptance.source,
                     signer: None,
+                    verified_at: None,
                     operation: request.operation().map(str::to_owned),
                     protocol_method: request.protocol_method().map(str::to_owned),
                     warning: acceptance.warning,

@@ -163,6 +163,7 @@ async fn fallback_composition_matrix() {
                         assert!(answer.reached_handler(), "{context}: {answer:?}");
                         assert_eq!(answer.json["source"], source, "{context}");
                         assert_eq!(answer.json["keyid"].is_string(), signer, "{context}");
+                        assert_eq!(answer.json["verified_at"].as_i64(), signer.then_some(NOW), "{context}");
                         assert_eq!(answer.json["warning"].is_string(), warning, "{context}");
                         assert_eq!(answer.json["operation"], operation(mode), "{context}");
                     }

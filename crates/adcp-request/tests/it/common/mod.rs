@@ -90,6 +90,7 @@ pub(crate) async fn handler(request: Request<Full<Bytes>>) -> Result<Response<Fu
             "handler": true,
             "source": source_name(auth.source()),
             "keyid": auth.signer().map(|s| s.keyid.clone()),
+            "verified_at": auth.verified_at(),
             "agent": auth.signer().map(|s| s.agent_url.clone()),
             "operation": auth.operation(),
             "protocol_method": auth.protocol_method(),
