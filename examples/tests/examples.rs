@@ -85,3 +85,13 @@ fn buyer_call() {
         assert!(out.contains("get_products -> 200"), "{out}");
     }
 }
+
+#[test]
+fn seller_mcp_server() {
+    if let Some(out) = run("seller_mcp_server") {
+        assert!(out.contains("signed call -> 200"), "{out}");
+        assert!(out.contains("unsigned call -> 401"), "{out}");
+        assert!(out.contains("bearer call -> 200"), "{out}");
+        assert!(out.contains("tampered call -> 401"), "{out}");
+    }
+}

@@ -6,7 +6,10 @@
 
 use adcp_gateway::{Gateway, GatewayConfig, GatewayError, VERIFIED_AGENT};
 use adcp_jwks::HttpsKeyResolver;
-use adcp_request::{CallResponse, Counterparty, SigningClient, SigningDecision};
+use adcp_request::{
+    request_signing_capability, CallResponse, Counterparty, FallbackCredential, RequestVerifier, RequestVerifierLayer,
+    SigningClient, SigningDecision, VerifiedAgent,
+};
 use adcp_sigbase::Message;
 use adcp_sign::{BoxSigner, HttpSigner, Signer, SoftwareSigner, WebhookEvent};
 use adcp_store::{open, ClaimOutcome, Fingerprint, IdempotencyStore, SenderKey, StoreOptions, StoreUrl};

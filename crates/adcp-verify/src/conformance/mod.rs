@@ -14,5 +14,8 @@ mod runner;
 mod vector;
 
 pub use manifest::{check_manifest, Manifest, MANIFEST_3_2_4};
-pub use runner::{run_file, run_file_in, run_suite, run_suite_in, run_suite_observed, Outcome, RunMode, SuiteReport};
+pub use runner::{
+    profile_for, run_file, run_file_in, run_suite, run_suite_in, run_suite_observed, Harness, Outcome, RunMode,
+    SuiteReport, CONFORMANCE_AGENT,
+};
 pub use vector::{Expected, Vector};

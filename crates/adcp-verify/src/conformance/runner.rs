@@ -16,7 +16,7 @@ use std::path::Path;
 
 /// Agent URL the conformance keys are attributed to (the vectors do not
 /// model brand.json discovery).
-const CONFORMANCE_AGENT: &str = "https://conformance-agent.adcp.invalid/";
+pub const CONFORMANCE_AGENT: &str = "https://conformance-agent.adcp.invalid/";
 
 /// The result of one vector.
 #[derive(Debug, Clone)]
@@ -59,8 +59,10 @@ impl SuiteReport {
     }
 }
 
-/// The profile a vector runs under: from its suite directory.
-pub(super) fn profile_for(vector: &Vector) -> Profile {
+/// The profile a vector runs under: from its suite directory (webhook v1,
+/// request 3.2 under `profile-3.2/`, otherwise an explicitly configured
+/// legacy request endpoint with the vector's advertised digest policy).
+pub fn profile_for(vector: &Vector) -> Profile {
     let r = vector.relative.as_str();
     let version = vector.doc["signing_profile_version"].as_str();
     if r.starts_with("webhook-signing/") {
@@ -167,21 +169,79 @@ pub async fn run_file_in(suite: &Path, path: &Path, profile: Option<Profile>, mo
     }
 }
 
+/// A vector's verifier-side world, built through the public APIs: the
+/// clock reading, the profile, the keys (`jwks_ref` / `jwks_override`
+/// applied, revocations installed), a fresh replay store preloaded with the
+/// vector's `test_harness_state` (replay entries, filled per-keyid caps),
+/// the request, and for request vectors the advertised capability.
+///
+/// For harnesses that drive the vectors through another front door (a
+/// tower layer, a gateway) with exactly the state this runner installs.
+#[derive(Debug)]
+pub struct Harness {
+    /// `reference_now`: pin the clock to it.
+    pub now: i64,
+    /// The profile the vector runs under (from its directory, unless given).
+    pub profile: Profile,
+    /// The keys, attributed to [`CONFORMANCE_AGENT`].
+    pub keys: StaticKeyResolver,
+    /// A fresh replay store (webhook or request limits) with the preloads.
+    pub replay: MemoryReplayStore,
+    /// The request as the vector describes it.
+    pub request: VectorRequest,
+    /// `verifier_capability`, for request-profile vectors.
+    pub capability: Option<VerifierCapability>,
+}
+
+impl Harness {
+    /// Builds the world of `vector` under `profile` (default: the one its
+    /// directory names, [`profile_for`]).
+    ///
+    /// # Errors
+    ///
+    /// A description of what in the vector could not be installed.
+    pub async fn new(vector: &Vector, profile: Option<Profile>) -> Result<Self, String> {
+        let now = vector.reference_now()?;
+        let profile = profile.unwrap_or_else(|| profile_for(vector));
+        let request = VectorRequest::from_json(&vector.doc["request"])?;
+        let mut keys = StaticKeyResolver::new().with_jwks(&keys_for(vector)?, CONFORMANCE_AGENT);
+        let limits = if profile.is_webhook() {
+            ReplayLimits::webhook()
+        } else {
+            ReplayLimits::request()
+        };
+        let replay = MemoryReplayStore::new(limits);
+        install_harness_state(vector, now, &mut keys, &replay).await?;
+        let capability = if profile.is_webhook() {
+            None
+        } else {
+            Some(
+                VerifierCapability::from_json(&vector.doc["verifier_capability"])
+                    .map_err(|e| format!("{}: verifier_capability: {e}", vector.relative))?,
+            )
+        };
+        Ok(Self {
+            now,
+            profile,
+            keys,
+            replay,
+            request,
+            capability,
+        })
+    }
+}
+
 async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>, mode: RunMode) -> Result<Outcome, String> {
     let vector = Vector::load(suite, path)?;
     let expected = vector.expected()?;
-    let now = vector.reference_now()?;
-    let profile = profile.unwrap_or_else(|| profile_for(&vector));
-    let req = VectorRequest::from_json(&vector.doc["request"])?;
-
-    let mut resolver = StaticKeyResolver::new().with_jwks(&keys_for(&vector)?, CONFORMANCE_AGENT);
-    let limits = if profile.is_webhook() {
-        ReplayLimits::webhook()
-    } else {
-        ReplayLimits::request()
-    };
-    let replay = MemoryReplayStore::new(limits);
-    install_harness_state(&vector, now, &mut resolver, &replay).await?;
+    let Harness {
+        now,
+        profile,
+        keys: resolver,
+        replay,
+        request: req,
+        capability,
+    } = Harness::new(&vector, profile).await?;
 
     let mut msg = Message::request(req.method.as_str(), req.url.as_str());
     for (name, value) in &req.headers {
@@ -201,8 +261,7 @@ async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>, mode: RunM
         // Request profile: the pre-checklist decides first, under the
         // vector's advertised capability; the checklist runs only when a
         // signature is presented.
-        let capability = VerifierCapability::from_json(&vector.doc["verifier_capability"])
-            .map_err(|e| format!("{}: verifier_capability: {e}", vector.relative))?;
+        let capability = capability.ok_or_else(|| format!("{}: no verifier_capability", vector.relative))?;
         let binding = Binding::infer(&req.url);
         let verdict = match decide(&capability, binding, &msg, FallbackCredential::Absent) {
             Decision::Verify(plan) => {
