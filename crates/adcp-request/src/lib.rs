@@ -151,18 +151,20 @@
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub)]
 
+mod capability;
 mod client;
+pub use capability::request_signing_capability;
 pub use client::{
-    read_capability, CallResponse, CapabilityCache, ClientError, Counterparty, SigningClient, SigningClientBuilder,
-    SigningDecision, SigningReason, SigningVersion, TargetPolicy, Transport, DEFAULT_CAPABILITY_TTL, DEFAULT_TIMEOUT,
+    CallResponse, CapabilityCache, ClientError, Counterparty, SigningClient, SigningClientBuilder, SigningDecision,
+    SigningReason, SigningVersion, TargetPolicy, Transport, DEFAULT_CAPABILITY_TTL, DEFAULT_TIMEOUT,
     MAX_RESPONSE_BYTES,
 };
 mod seller;
-pub use seller::{
-    request_signing_capability, AuthSource, Authenticator, AuthenticatorFuture, Binding, BuildError,
-    FallbackCredential, NoFallback, Reply, RequestAuth, RequestVerifier, RequestVerifierBuilder, RequestVerifierLayer,
-    RequestVerifierService, ResolvedRequest, BODY_TOO_LARGE, BODY_UNREADABLE, DEFAULT_MAX_BODY_BYTES,
-    SELLER_TRACING_TARGET, UNAUTHENTICATED, UNAVAILABLE_RETRY_AFTER_SECS,
-};
 #[cfg(feature = "axum")]
 pub use seller::{AuthRejection, VerifiedAgent};
+pub use seller::{
+    AuthSource, Authenticator, AuthenticatorFuture, Binding, BuildError, FallbackCredential, NoFallback, Reply,
+    RequestAuth, RequestVerifier, RequestVerifierBuilder, RequestVerifierLayer, RequestVerifierService,
+    ResolvedRequest, BODY_TOO_LARGE, BODY_UNREADABLE, DEFAULT_MAX_BODY_BYTES, SELLER_TRACING_TARGET, UNAUTHENTICATED,
+    UNAVAILABLE_RETRY_AFTER_SECS,
+};

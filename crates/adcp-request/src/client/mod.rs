@@ -17,7 +17,7 @@ mod signing_client;
 mod target;
 mod transport;
 
-pub use capability::{read_capability, CapabilityCache, DEFAULT_CAPABILITY_TTL};
+pub use capability::{CapabilityCache, DEFAULT_CAPABILITY_TTL};
 pub use counterparty::Counterparty;
 pub use decision::{SigningDecision, SigningReason, SigningVersion};
 pub use error::ClientError;

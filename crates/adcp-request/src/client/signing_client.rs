@@ -1,13 +1,14 @@
 //! [`SigningClient`]: signs each outbound AdCP call as the counterparty's
 //! `request_signing` capability asks, and sends it.
 
-use super::capability::{read_capability, CapabilityCache, DEFAULT_CAPABILITY_TTL};
+use super::capability::{CapabilityCache, DEFAULT_CAPABILITY_TTL};
 use super::counterparty::Counterparty;
 use super::decision::{SigningDecision, SigningReason};
 use super::error::ClientError;
 use super::response::{json_body, signature_error, CallResponse, MAX_RESPONSE_BYTES};
 use super::target::TargetPolicy;
 use super::transport::Transport;
+use crate::request_signing_capability;
 use adcp_sigbase::Message;
 use adcp_sign::{
     Body, BoxSigner, Clock, HttpSigner, Nonce, OsRandom, Signer, SigningProfile, SystemClock, UnsignedRequest,
@@ -312,7 +313,7 @@ impl SigningClient {
         }
         let document = json_body(&headers, &bytes).ok_or_else(|| failed("the answer is not JSON".to_owned()))?;
         let result = counterparty.transport().result(&document).map_err(failed)?;
-        let capability = read_capability(&result).map_err(|e| failed(e.to_string()))?;
+        let capability = request_signing_capability(&result).map_err(|e| failed(e.to_string()))?;
         self.inner
             .cache
             .insert(agent, capability.clone(), self.inner.clock.now());

@@ -10,13 +10,11 @@
 //! - `auth.rs`: what the handler learns ([`RequestAuth`]);
 //! - `reply.rs`: what a refused caller gets ([`Reply`]);
 //! - `layer.rs`: the tower middleware ([`RequestVerifierLayer`]);
-//! - `extract.rs`: the axum extractors (feature `axum`);
-//! - `capability.rs`: reading the advertised block.
+//! - `extract.rs`: the axum extractors (feature `axum`).
 
 mod auth;
 mod authenticator;
 mod builder;
-mod capability;
 #[cfg(feature = "axum")]
 mod extract;
 mod layer;
@@ -26,7 +24,6 @@ mod verifier;
 pub use auth::RequestAuth;
 pub use authenticator::{Authenticator, AuthenticatorFuture, NoFallback};
 pub use builder::{BuildError, RequestVerifierBuilder};
-pub use capability::request_signing_capability;
 #[cfg(feature = "axum")]
 pub use extract::{AuthRejection, VerifiedAgent};
 pub use layer::{RequestVerifierLayer, RequestVerifierService};

@@ -13,7 +13,8 @@
 use std::time::Duration;
 
 use adcp_request::{
-    read_capability, CallResponse, ClientError, Counterparty, SigningClient, SigningVersion, TargetPolicy, Transport,
+    request_signing_capability, CallResponse, ClientError, Counterparty, SigningClient, SigningVersion, TargetPolicy,
+    Transport,
 };
 use adcp_sign::SoftwareSigner;
 use serde_json::{json, Value};
@@ -109,7 +110,7 @@ fn call(args: &CallArgs) -> Result<CallResponse, Failure> {
     }
     if let Some(path) = &args.capabilities {
         let document = read_json(path, "--capabilities")?;
-        let capability = read_capability(&document)
+        let capability = request_signing_capability(&document)
             .map_err(|e| Failure::usage("capabilities_invalid", format!("--capabilities: {e}")))?;
         counterparty = counterparty.with_capability(capability);
     }
