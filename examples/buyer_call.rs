@@ -6,8 +6,8 @@
 //!
 //! Starts a seller on loopback (`demo/request_seller.rs`: an MCP endpoint
 //! whose `get_adcp_capabilities` advertises `request_signing` with
-//! `create_media_buy` in `required_for`, and which verifies every call with
-//! the `adcp_verify` request primitives), then uses
+//! `create_media_buy` in `required_for`, behind the seller layer
+//! `adcp_request::RequestVerifierLayer`), then uses
 //! `adcp_request::SigningClient` to call `get_products` and
 //! `create_media_buy`. The client primes the seller's capability once,
 //! signs what it says (the required `create_media_buy` above all), and

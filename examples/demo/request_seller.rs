@@ -1,18 +1,12 @@
 //! The seller counterpart of `buyer_call`: an MCP endpoint on loopback
-//! that advertises `request_signing` on `get_adcp_capabilities` and gates
-//! every call with the `adcp_verify` request primitives
-//! (`request_policy::decide`, `Verifier::verify`, `VerifyPlan::conclude`).
-//!
-//! Everything request-signing specific is in [`gate`]: swapping it for the
-//! seller layer of `adcp-request` leaves the routing and the tool answers
-//! as they are.
+//! that advertises `request_signing` on `get_adcp_capabilities` and sits
+//! behind the seller layer of `adcp-request` (`RequestVerifierLayer`), so
+//! the handler sees only calls the capability admits, with their
+//! `RequestAuth`.
 
 use super::Outcome;
-use adcp_sigbase::Message;
-use adcp_verify::request_policy::{
-    decide, Binding, Decision, FallbackCredential, Rejection, ResolvedRequest, Verdict, VerifierCapability,
-};
-use adcp_verify::{MemoryReplayStore, Profile, StaticKeyResolver, SystemClock, VerifiedSigner, Verifier};
+use adcp_request::{request_signing_capability, RequestAuth, RequestVerifier, RequestVerifierLayer};
+use adcp_verify::{MemoryReplayStore, StaticKeyResolver};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -63,8 +57,6 @@ impl Drop for RequestSeller {
 }
 
 struct Seller {
-    capability: VerifierCapability,
-    verifier: Verifier<StaticKeyResolver, MemoryReplayStore, SystemClock>,
     primings: Arc<AtomicUsize>,
     accepted: Arc<Mutex<Vec<Accepted>>>,
 }
@@ -72,21 +64,21 @@ struct Seller {
 /// Starts the seller on loopback, trusting `buyer_jwks` for
 /// [`BUYER_AGENT_URL`]; its MCP endpoint is `{base}/mcp`.
 pub async fn request_seller(buyer_jwks: &Value) -> Outcome<RequestSeller> {
+    let capability = request_signing_capability(&json!({"request_signing": request_signing()}))?;
+    let keys = StaticKeyResolver::new().with_jwks(buyer_jwks, BUYER_AGENT_URL);
+    let verifier = RequestVerifier::builder(Arc::new(keys), Arc::new(MemoryReplayStore::request()), capability)
+        // Plain HTTP on loopback; behind TLS keep the default `https`.
+        .scheme("http")
+        .build()?;
     let seller = Arc::new(Seller {
-        capability: VerifierCapability::from_json(&request_signing())?,
-        verifier: Verifier::new(
-            Profile::request_v3_2(),
-            StaticKeyResolver::new().with_jwks(buyer_jwks, BUYER_AGENT_URL),
-            MemoryReplayStore::request(),
-            SystemClock,
-        ),
         primings: Arc::default(),
         accepted: Arc::default(),
     });
     let (primings, accepted) = (Arc::clone(&seller.primings), Arc::clone(&seller.accepted));
     let app = axum::Router::new()
         .route("/mcp", axum::routing::post(mcp))
-        .with_state(seller);
+        .with_state(seller)
+        .layer(RequestVerifierLayer::new(verifier));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let server = tokio::spawn(async move {
@@ -100,51 +92,10 @@ pub async fn request_seller(buyer_jwks: &Value) -> Outcome<RequestSeller> {
     })
 }
 
-/// The request-signing gate: resolves the operation, then accepts,
-/// verifies or refuses as the capability says. `Err` is the answer to send
-/// (`401` with `WWW-Authenticate: Signature error="…"`, or `400`).
-async fn gate(seller: &Seller, msg: &Message<'_>) -> Result<(ResolvedRequest, Option<VerifiedSigner>), Response> {
-    let verdict = match decide(&seller.capability, Binding::JsonRpc, msg, FallbackCredential::Absent) {
-        Decision::Verify(plan) => plan.conclude(seller.verifier.verify(msg).await),
-        Decision::Accept { request, acceptance } => Verdict::Accepted { request, acceptance },
-        Decision::Reject(rejection) => Verdict::Rejected(rejection),
-    };
-    match verdict {
-        Verdict::Verified { request, signer } => Ok((request, Some(signer))),
-        Verdict::Accepted { request, .. } => Ok((request, None)),
-        Verdict::Rejected(Rejection::Error(e)) => {
-            let status = http::StatusCode::from_u16(e.code().http_status()).unwrap_or(http::StatusCode::UNAUTHORIZED);
-            let mut response = (status, json!({"error": e.code_str()}).to_string()).into_response();
-            if let Some(challenge) = e.www_authenticate().and_then(|c| c.parse().ok()) {
-                response.headers_mut().insert(http::header::WWW_AUTHENTICATE, challenge);
-            }
-            Err(response)
-        }
-        Verdict::Rejected(Rejection::Unauthenticated { .. }) => Err(http::StatusCode::UNAUTHORIZED.into_response()),
-    }
-}
-
-/// The MCP endpoint: the gate, then the tool.
-async fn mcp(State(seller): State<Arc<Seller>>, request: axum::extract::Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, 1 << 20).await else {
-        return http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
-    };
-    let host = parts
-        .headers
-        .get(http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let path = parts.uri.path_and_query().map(ToString::to_string).unwrap_or_default();
-    let http_request = http::Request::from_parts(parts, body.clone());
-    let msg = Message::from_http(&http_request).with_target_uri(format!("http://{host}{path}"));
-    let (request, signer) = match gate(&seller, &msg).await {
-        Ok(admitted) => admitted,
-        Err(refusal) => return refusal,
-    };
+/// The MCP endpoint: the layer has admitted the call; answer the tool.
+async fn mcp(State(seller): State<Arc<Seller>>, auth: RequestAuth, body: Bytes) -> Response {
     let envelope: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let operation = request.operation().unwrap_or_default().to_owned();
+    let operation = auth.operation().unwrap_or_default().to_owned();
     let result = match operation.as_str() {
         "get_adcp_capabilities" => {
             seller.primings.fetch_add(1, Ordering::SeqCst);
@@ -158,7 +109,7 @@ async fn mcp(State(seller): State<Arc<Seller>>, request: axum::extract::Request)
         if let Ok(mut accepted) = seller.accepted.lock() {
             accepted.push(Accepted {
                 operation,
-                signer: signer.map(|s| s.agent_url),
+                signer: auth.signer().map(|s| s.agent_url.clone()),
             });
         }
     }
