@@ -191,7 +191,10 @@ fn check_crit(header: &Map<String, Value>, claims: &Map<String, Value>) -> Resul
         }
     }
     if claims.contains_key("authorized_task") != claims.contains_key("authorized_payload_hash") {
-        return Err(invalid(4, "authorized_task and authorized_payload_hash must appear as a pair"));
+        return Err(invalid(
+            4,
+            "authorized_task and authorized_payload_hash must appear as a pair",
+        ));
     }
     Ok(())
 }
@@ -217,7 +220,10 @@ mod tests {
             (r#"{"alg":"HS256","kid":"k","typ":"adcp-gov+jws"}"#, 2),
             (r#"{"alg":"EdDSA","kid":"k","typ":"adcp-gov"}"#, 3),
             (r#"{"alg":"EdDSA","kid":"k","typ":"ADCP-GOV+JWS"}"#, 3),
-            (r#"{"alg":"EdDSA","kid":"k","typ":"adcp-gov+jws","typ":"adcp-gov+jws"}"#, 1),
+            (
+                r#"{"alg":"EdDSA","kid":"k","typ":"adcp-gov+jws","typ":"adcp-gov+jws"}"#,
+                1,
+            ),
             (r#"{"alg":"EdDSA","typ":"adcp-gov+jws"}"#, 1),
             (r#"{"alg":"EdDSA","kid":"k","typ":"adcp-gov+jws","crit":[]}"#, 4),
             (r#"{"alg":"EdDSA","kid":"k","typ":"adcp-gov+jws","crit":["exp"]}"#, 4),

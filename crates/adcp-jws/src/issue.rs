@@ -143,7 +143,9 @@ impl GovernanceClaims {
                     .get("amount")
                     .and_then(Value::as_number)
                     .and_then(Amount::from_json)
-                    .ok_or_else(|| IssueError::Claims("authorized_commitment.amount is not a non-negative number".into()))?;
+                    .ok_or_else(|| {
+                        IssueError::Claims("authorized_commitment.amount is not a non-negative number".into())
+                    })?;
                 let currency = c
                     .get("currency")
                     .and_then(Value::as_str)

@@ -67,7 +67,9 @@ fn key_in(jwks: &Value, kid: &str) -> Result<Option<Value>, GovError> {
     let Some(keys) = jwks.get("keys").and_then(Value::as_array) else {
         return Ok(None);
     };
-    let mut found = keys.iter().filter(|k| k.get("kid").and_then(Value::as_str) == Some(kid));
+    let mut found = keys
+        .iter()
+        .filter(|k| k.get("kid").and_then(Value::as_str) == Some(kid));
     let first = found.next().cloned();
     if found.next().is_some() {
         // A kid shared by several entries (whatever their adcp_use) is a

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use adcp_jwks::{Fetcher, RevocationList, GRACE_INTERVALS, MAX_REVOCATION_LIST_BYTES, POLL_CEILING_SECS, POLL_FLOOR_SECS};
+use adcp_jwks::{
+    Fetcher, RevocationList, GRACE_INTERVALS, MAX_REVOCATION_LIST_BYTES, POLL_CEILING_SECS, POLL_FLOOR_SECS,
+};
 use adcp_sigbase::jwk::Jwk;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -46,8 +48,9 @@ impl GovernanceRevocations {
             .and_then(Value::as_array)
             .map(|ks| ks.iter().filter_map(|k| Jwk::from_json_value(k).ok()).collect())
             .unwrap_or_default();
-        let list = RevocationList::parse_signed(bytes, |kid| keys.iter().find(|k| k.kid() == Some(kid)), allow_unsigned)
-            .map_err(|e| e.to_string())?;
+        let list =
+            RevocationList::parse_signed(bytes, |kid| keys.iter().find(|k| k.kid() == Some(kid)), allow_unsigned)
+                .map_err(|e| e.to_string())?;
         Ok(Self::new(list, fetched_at))
     }
 
@@ -150,7 +153,10 @@ impl RevocationSource {
                         None => Url::parse(&origin).ok().and_then(|o| o.join(REVOCATION_PATH).ok()),
                     };
                     let fetched = match target {
-                        Some(t) => fetcher.get(&t, MAX_REVOCATION_LIST_BYTES).await.map_err(|e| e.to_string()),
+                        Some(t) => fetcher
+                            .get(&t, MAX_REVOCATION_LIST_BYTES)
+                            .await
+                            .map_err(|e| e.to_string()),
                         None => Err("no revocation list URL".to_owned()),
                     }
                     .and_then(|bytes| GovernanceRevocations::parse(&bytes, Some(jwks), false, now))

@@ -337,7 +337,12 @@ fn commitment_claim(claims: &Map<String, Value>) -> Result<Option<Commitment>, G
         .get("amount")
         .and_then(Value::as_number)
         .and_then(Amount::from_json)
-        .ok_or_else(|| invalid(12, "authorized_commitment.amount is absent or not a non-negative number"))?;
+        .ok_or_else(|| {
+            invalid(
+                12,
+                "authorized_commitment.amount is absent or not a non-negative number",
+            )
+        })?;
     let currency = match c.get("currency") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => return Err(invalid(12, "authorized_commitment.currency is absent or not a string")),
@@ -413,7 +418,11 @@ impl GovernanceVerifier {
         let sub = required_str(claims, "sub", 10)?;
         let check_id = required_str(claims, "check_id", 10)?;
         required_str(claims, "plan_hash", 10)?;
-        if request.prior_sub.as_deref().is_some_and(|p| p.as_bytes() != sub.as_bytes()) {
+        if request
+            .prior_sub
+            .as_deref()
+            .is_some_and(|p| p.as_bytes() != sub.as_bytes())
+        {
             return Err(not_applicable(10, "sub differs from the prior accepted token's"));
         }
         // Step 11.
@@ -482,7 +491,11 @@ impl GovernanceVerifier {
             }
             Some(_) => {}
             None => {
-                if request.expected_issuer.as_deref().is_some_and(|e| e.as_bytes() != iss.as_bytes()) {
+                if request
+                    .expected_issuer
+                    .as_deref()
+                    .is_some_and(|e| e.as_bytes() != iss.as_bytes())
+                {
                     return Err(GovError::new(
                         ErrorCode::IssuerNotAuthorized,
                         13,

@@ -44,7 +44,10 @@ async fn es256_token_round_trips_with_markers_and_hash() {
         parsed.header()["crit"],
         json!(["authorized_commitment", "authorized_task", "authorized_payload_hash"])
     );
-    assert_eq!(parsed.claims()["authorized_commitment"], json!({"amount": 10.5, "currency": "USD"}));
+    assert_eq!(
+        parsed.claims()["authorized_commitment"],
+        json!({"amount": 10.5, "currency": "USD"})
+    );
     assert_eq!(
         parsed.claim_str("authorized_payload_hash"),
         Some(adcp_jws::payload_hash(&json!({"idempotency_key": "k", "amount": 10.5})).as_str())

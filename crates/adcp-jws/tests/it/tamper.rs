@@ -39,7 +39,8 @@ fn fixture() -> (String, serde_json::Value, VerificationRequest) {
 fn the_untampered_token_is_accepted() {
     let (token, jwks, request) = fixture();
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    rt.block_on(support::verifier(jwks, NOW).verify(&token, &request)).unwrap();
+    rt.block_on(support::verifier(jwks, NOW).verify(&token, &request))
+        .unwrap();
 }
 
 proptest! {

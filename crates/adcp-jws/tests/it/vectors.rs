@@ -145,7 +145,12 @@ async fn signed_jws_cases() {
             failures.push(format!("{id}: expected {expected}, got {got:?}"));
         }
     }
-    assert!(failures.is_empty(), "{} of 27 failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of 27 failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The published tokens are reproduced byte for byte by issuance with the
