@@ -108,7 +108,8 @@ pub(crate) enum RevocationSource {
     /// None configured: intent tokens pass step 14 on `jti`/`kid` alone,
     /// execution tokens are refused as stale (fail closed).
     None,
-    /// One fixed list (a file), whatever the issuer.
+    /// One fixed list (a file): it governs the issuers whose origin is
+    /// its `issuer` (every issuer when it names none).
     Static(GovernanceRevocations),
     /// Fetched (signed) from `url`, or from the issuer's origin at
     /// [`REVOCATION_PATH`] when `url` is `None`; polled per `next_update`.
@@ -140,7 +141,13 @@ impl RevocationSource {
     pub(crate) async fn current(&self, iss: &str, jwks: &Value, now: i64) -> Option<GovernanceRevocations> {
         match self {
             Self::None => None,
-            Self::Static(list) => Some(list.clone()),
+            Self::Static(list) => {
+                // "issuer MUST match the iss origin of tokens this list
+                // governs": another issuer's list is no list for this one.
+                let governs = list.list.issuer.is_none()
+                    || origin_of(iss).is_some_and(|origin| list.list.check_issuer(&origin).is_ok());
+                governs.then(|| list.clone())
+            }
             Self::Fetched { url, fetcher, state } => {
                 let origin = origin_of(iss)?;
                 let mut state = state.lock().await;

@@ -200,3 +200,23 @@ async fn execution_phases_need_a_fresh_list_and_honor_revoked_jtis() {
     assert_eq!(code(&run(&signer, &intent, Some(stale)).await), None);
     assert_eq!(code(&run(&signer, &intent, None).await), None);
 }
+
+#[tokio::test]
+async fn a_list_of_another_issuer_governs_nothing_here() {
+    let signer = SoftwareSigner::generate(Algorithm::Ed25519, "gov-bind").unwrap();
+    let c = Case {
+        phase: Phase::Purchase,
+        token_buy: None,
+        request_buy: None,
+        prior_sub: None,
+        gate: Phase::Purchase,
+    };
+    let jti = format!("{:?}-{:?}-{:?}", c.phase, c.token_buy, c.prior_sub);
+    let mut other = list(&[&jti]).list().clone();
+    other.issuer = Some("https://other-gov.example.com".into());
+    // Not this issuer's list: neither its revocations nor its freshness count.
+    assert_eq!(
+        code(&run(&signer, &c, Some(GovernanceRevocations::new(other, NOW - 60))).await),
+        Some(("governance_revocation_stale", 14))
+    );
+}
