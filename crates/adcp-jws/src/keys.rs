@@ -115,19 +115,23 @@ impl KeySource {
                 let fresh = cache
                     .get(iss)
                     .filter(|d| now.saturating_sub(d.fetched_at) < JWKS_TTL_SECS && now >= d.fetched_at);
-                let refetch = match fresh {
-                    None => true,
+                // `None`: no fresh snapshot (first use or TTL expiry), fetch;
+                // `Some(true)`: a kid miss on a fresh snapshot, refetch now and
+                // then at most once per cooldown.
+                let miss = match fresh {
+                    None => false,
                     Some(d) => {
                         if let Some(jwk) = key_in(&d.jwks, kid)? {
                             return Ok(found(d, jwk));
                         }
-                        d.last_refetch
-                            .is_none_or(|t| now.saturating_sub(t) >= REFETCH_COOLDOWN_SECS)
+                        if d.last_refetch
+                            .is_some_and(|t| now.saturating_sub(t) < REFETCH_COOLDOWN_SECS)
+                        {
+                            return Err(unknown());
+                        }
+                        true
                     }
                 };
-                if !refetch {
-                    return Err(unknown());
-                }
                 let resolution = resolve_well_known(fetcher, iss, Some(url), &ChainOptions::default(), now)
                     .await
                     .map_err(|f| discovery_error(&f.error))?;
@@ -135,7 +139,7 @@ impl KeySource {
                     jwks: Arc::new(resolution.jwks_json.clone()),
                     resolution: Arc::new(resolution),
                     fetched_at: now,
-                    last_refetch: Some(now),
+                    last_refetch: miss.then_some(now),
                 };
                 let result = key_in(&d.jwks, kid)?.map(|jwk| found(&d, jwk));
                 cache.insert(iss.to_owned(), d);
