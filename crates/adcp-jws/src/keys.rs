@@ -52,7 +52,18 @@ pub(crate) struct Discovery {
     pub(crate) url: Url,
     pub(crate) fetcher: Fetcher,
     pub(crate) cache: Mutex<HashMap<String, Discovered>>,
+    /// Failed discoveries per issuer, answered again for
+    /// [`NEGATIVE_TTL_SECS`] without a fetch (bounded: cleared when
+    /// [`MAX_NEGATIVE`] issuers are remembered).
+    pub(crate) failures: Mutex<HashMap<String, (i64, GovError)>>,
 }
+
+/// How long a failed discovery is answered from memory (60 s, as
+/// `adcp-jwks` caches misses).
+pub(crate) const NEGATIVE_TTL_SECS: i64 = adcp_jwks::NEGATIVE_TTL_SECS;
+
+/// Most failed issuers remembered at once.
+const MAX_NEGATIVE: usize = 1024;
 
 impl std::fmt::Debug for KeySource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -110,7 +121,12 @@ impl KeySource {
                 })
                 .ok_or_else(unknown),
             Self::BrandJson(discovery) => {
-                let Discovery { url, fetcher, cache } = &**discovery;
+                let Discovery {
+                    url,
+                    fetcher,
+                    cache,
+                    failures,
+                } = &**discovery;
                 let mut cache = cache.lock().await;
                 let fresh = cache
                     .get(iss)
@@ -132,9 +148,24 @@ impl KeySource {
                         true
                     }
                 };
-                let resolution = resolve_well_known(fetcher, iss, Some(url), &ChainOptions::default(), now)
-                    .await
-                    .map_err(|f| discovery_error(&f.error))?;
+                if let Some((at, e)) = failures.lock().await.get(iss) {
+                    if now.saturating_sub(*at) < NEGATIVE_TTL_SECS && now >= *at {
+                        return Err(e.clone());
+                    }
+                }
+                let resolution = match resolve_well_known(fetcher, iss, Some(url), &ChainOptions::default(), now).await
+                {
+                    Ok(r) => r,
+                    Err(f) => {
+                        let e = discovery_error(&f.error);
+                        let mut failures = failures.lock().await;
+                        if failures.len() >= MAX_NEGATIVE {
+                            failures.clear();
+                        }
+                        failures.insert(iss.to_owned(), (now, e.clone()));
+                        return Err(e);
+                    }
+                };
                 let d = Discovered {
                     jwks: Arc::new(resolution.jwks_json.clone()),
                     resolution: Arc::new(resolution),

@@ -212,6 +212,7 @@ impl GovernanceVerifierBuilder {
                 url,
                 fetcher: make_fetcher(config.clone())?,
                 cache: Mutex::new(HashMap::new()),
+                failures: Mutex::new(HashMap::new()),
             })),
             Some(KeyConfig::Static(jwks)) => KeySource::Static(Arc::new(jwks)),
         };

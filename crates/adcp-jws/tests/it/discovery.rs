@@ -229,3 +229,44 @@ async fn signed_revocation_lists_are_fetched_from_the_issuer_origin() {
         .await;
     assert_eq!(code(&got), Some(("governance_revocation_stale", 14)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_outside_the_brand_json_is_refused_and_the_miss_remembered() {
+    let s = Server::start(&["buyer.example", "gov.example"]).await;
+    let signer = SoftwareSigner::generate(Algorithm::Ed25519, "gov-1").unwrap();
+    s.set(
+        "/.well-known/brand.json",
+        ok(
+            json!({"agents": [{"url": s.url("gov.example", "/governance"), "type": "governance",
+                              "jwks_uri": s.url("gov.example", "/jwks.json")}]})
+            .to_string(),
+        ),
+    );
+    s.set(
+        "/jwks.json",
+        ok(json!({"keys": [support::governance_jwk(&signer)]}).to_string()),
+    );
+    let verifier = GovernanceVerifier::builder()
+        .buyer_brand_json(s.url("buyer.example", "/.well-known/brand.json").parse().unwrap())
+        .fetch_config(s.fetch_config())
+        .replay_store(Arc::new(adcp_verify::MemoryReplayStore::webhook()))
+        .clock(Arc::new(adcp_sigbase::FixedClock(NOW)))
+        .build()
+        .unwrap();
+    // Path-level matching: a sibling tenant on the same origin is not the buyer's agent.
+    let sibling = s.url("gov.example", "/governance/other");
+    for jti in ["s1", "s2"] {
+        let got = verifier
+            .verify(
+                &token(&signer, &sibling, jti, Phase::Intent, NOW).await,
+                &request(Phase::Intent),
+            )
+            .await;
+        assert_eq!(code(&got), Some(("governance_issuer_not_authorized", 13)));
+    }
+    assert_eq!(
+        s.hits("/.well-known/brand.json"),
+        1,
+        "the failed discovery is remembered"
+    );
+}
