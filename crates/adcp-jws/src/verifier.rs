@@ -149,7 +149,10 @@ impl GovernanceVerifierBuilder {
     /// `type` `governance`) → its `jwks_uri` (default: the origin's
     /// `/.well-known/jwks.json`), fetched through `adcp-jwks`'s
     /// SSRF-pinned fetcher, cached for 5 minutes and refetched once on an
-    /// unknown `kid` (30 s cooldown).
+    /// unknown `kid` (30 s cooldown); a failed discovery is remembered for
+    /// 60 s. An `iss` without an entry fails discovery, before the
+    /// signature: it is reported as the check it fails, step 13
+    /// (`governance_issuer_not_authorized`).
     #[must_use]
     pub fn buyer_brand_json(mut self, url: Url) -> Self {
         self.keys = Some(KeyConfig::BrandJson(url));
