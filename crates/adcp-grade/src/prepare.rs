@@ -150,6 +150,24 @@ pub(crate) fn prepare(
     })
 }
 
+/// Why a vector cannot be graded black box because it verifies against a
+/// key of its own (`jwks_override`) that the endpoint cannot be given.
+pub(crate) fn needs_override(vector: &serde_json::Value) -> Option<String> {
+    let over = vector.get("jwks_override").filter(|o| !o.is_null())?;
+    let kids: Vec<&str> = over["keys"]
+        .as_array()
+        .map(|keys| keys.iter().filter_map(|k| k["kid"].as_str()).collect())
+        .unwrap_or_else(|| {
+            over.as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default()
+        });
+    Some(format!(
+        "verifies against a key of its own (jwks_override: {}) that a black-box endpoint's trust store cannot be given",
+        kids.join(", ")
+    ))
+}
+
 /// A fresh random token (a nonce's 128 bits, base64url).
 pub(crate) fn fresh_token() -> Result<String, String> {
     fresh_nonce()

@@ -168,7 +168,9 @@ impl Loaded {
             ),
         };
         let state = &doc["test_harness_state"];
-        let kind = if state.get("revocation_list_stale_seconds").is_some() {
+        let kind = if let Some(why) = crate::prepare::needs_override(&doc) {
+            Kind::WhiteBox(why)
+        } else if state.get("revocation_list_stale_seconds").is_some() {
             Kind::WhiteBox("needs white-box state (a stale revocation list) a black-box grader cannot set".into())
         } else if state.get("replay_cache_entries").is_some() {
             Kind::Replay

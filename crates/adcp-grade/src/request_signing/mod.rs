@@ -153,6 +153,10 @@ pub async fn grade_request_signing(
             report.push(CaseResult { reason, ..case });
             continue;
         }
+        if let Some(reason) = crate::prepare::needs_override(&vector.doc) {
+            report.push(CaseResult { reason, ..case });
+            continue;
+        }
         if let Err(reason) = applies(&vector.capability, &capability) {
             report.push(CaseResult { reason, ..case });
             continue;

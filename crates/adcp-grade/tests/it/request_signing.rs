@@ -1,0 +1,152 @@
+//! `grade_request_signing` against `adcp_request::RequestVerifierLayer`
+//! configured per the signed-requests test kit, and against broken
+//! endpoints.
+
+use crate::support::{accept_everything, options, proxy, serve, suite, Fault};
+use adcp_grade::{grade_request_signing, RateAbuse, Report, RequestSigningConfig, Status};
+use adcp_request::{RequestVerifier, RequestVerifierLayer};
+use adcp_verify::request_policy::VerifierCapability;
+use adcp_verify::{MemoryReplayStore, ReplayLimits, StaticKeyResolver};
+use axum::http::StatusCode;
+use axum::Router;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The per-keyid cap of the graded verifier (and the grader's target):
+/// above the positives' acceptances, low enough to grade quickly.
+const CAP: usize = 40;
+
+fn capability() -> serde_json::Value {
+    json!({
+        "supported": true,
+        "covers_content_digest": "required",
+        "required_for": ["create_media_buy"],
+        "protocol_methods_required_for": ["tasks/cancel"]
+    })
+}
+
+/// A seller per the kit: the suite's request-signing keys trusted,
+/// `test-revoked-2026` revoked, a per-keyid cap of [`CAP`].
+async fn seller(suite: &Path) -> SocketAddr {
+    let keys = adcp_vectors::load_json(suite, "request-signing/keys.json").unwrap();
+    let resolver = StaticKeyResolver::new()
+        .with_jwks(&keys, "https://buyer-test-counterparty.example/")
+        .revoke("test-revoked-2026");
+    let limits = ReplayLimits {
+        per_keyid_cap: CAP,
+        ..ReplayLimits::request()
+    };
+    let verifier = RequestVerifier::builder(
+        Arc::new(resolver),
+        Arc::new(MemoryReplayStore::new(limits)),
+        VerifierCapability::from_json(&capability()).unwrap(),
+    )
+    .scheme("http")
+    .build()
+    .unwrap();
+    let app = Router::new()
+        .fallback(|| async { StatusCode::OK })
+        .layer(RequestVerifierLayer::new(verifier));
+    serve(app).await
+}
+
+async fn grade(addr: SocketAddr, suite: &Path, tweak: impl FnOnce(&mut adcp_grade::GradeOptions)) -> Report {
+    let mut config = RequestSigningConfig::new(format!("http://{addr}/"));
+    config.capabilities = Some(capability());
+    let mut options = options(suite.to_path_buf(), CAP);
+    tweak(&mut options);
+    grade_request_signing(&config, &options).await.unwrap()
+}
+
+fn show(report: &Report) -> String {
+    report
+        .cases
+        .iter()
+        .map(|c| {
+            format!(
+                "{:?} {} expected {} got {} {}",
+                c.status, c.id, c.expected, c.got, c.reason
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_request_verifier_passes_every_vector() {
+    let Some(suite) = suite() else { return };
+    let addr = seller(&suite).await;
+    let report = grade(addr, &suite, |_| {}).await;
+    assert!(report.is_success(), "{}", show(&report));
+    // Skips only with reasons, and only for what the capability lacks.
+    for case in report.cases.iter().filter(|c| c.status == Status::Skipped) {
+        assert!(!case.reason.is_empty(), "{}", case.id);
+    }
+    assert!(report.passed() >= 40, "{}", show(&report));
+    let stateful = [
+        "negative/016-replayed-nonce",
+        "negative/017-key-revoked",
+        "negative/020-rate-abuse",
+    ];
+    let tail: Vec<&str> = report.cases.iter().rev().take(3).rev().map(|c| c.id.as_str()).collect();
+    assert_eq!(tail, stateful, "stateful vectors run last");
+    assert!(report
+        .cases
+        .iter()
+        .all(|c| c.status == Status::Passed || !stateful.contains(&c.id.as_str())));
+    assert_eq!(
+        report.summary_line(),
+        format!("{} passed, 0 failed, {} skipped", report.passed(), report.skipped())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_accepting_everything_fails_every_negative() {
+    let Some(suite) = suite() else { return };
+    let addr = accept_everything().await;
+    let report = grade(addr, &suite, |o| o.rate_abuse = RateAbuse::Cap(3)).await;
+    let failed = report.failed_ids();
+    let negatives: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.id.starts_with("negative/") && c.status != Status::Skipped)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(failed, negatives, "{}", show(&report));
+    assert!(!failed.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_error_code_fails_every_negative_but_the_one_it_names() {
+    let Some(suite) = suite() else { return };
+    let addr = proxy(seller(&suite).await, Fault::WrongCode("request_signature_invalid")).await;
+    let report = grade(addr, &suite, |_| {}).await;
+    let negatives: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| {
+            c.id.starts_with("negative/")
+                && c.status != Status::Skipped
+                && c.expected != "401 request_signature_invalid"
+                // Refused before any signature check: no challenge to rewrite.
+                && !c.expected.contains("request_body_malformed")
+        })
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(report.failed_ids(), negatives, "{}", show(&report));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_replay_detection_fails_exactly_the_replay_vector() {
+    let Some(suite) = suite() else { return };
+    let addr = proxy(seller(&suite).await, Fault::NoDedup).await;
+    let report = grade(addr, &suite, |o| o.selection.skip = vec!["negative/020".into()]).await;
+    assert_eq!(
+        report.failed_ids(),
+        ["negative/016-replayed-nonce"],
+        "{}",
+        show(&report)
+    );
+}

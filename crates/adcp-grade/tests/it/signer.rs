@@ -1,0 +1,1 @@
+//! Signer tests (below).
