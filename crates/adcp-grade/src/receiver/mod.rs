@@ -514,11 +514,13 @@ impl Ctx<'_> {
     }
 
     async fn oversize(&self, case: CaseResult) -> CaseResult {
-        let padding = "x".repeat(1024 * 1024 + 1);
-        let body = match event_body(
-            None,
-            serde_json::json!({"media_buy_id": "mb_oversize", "padding": padding}),
-        ) {
+        // Past the sender-side size limit of `into_event`: padded after.
+        let body = event_body(None, result_of("oversize")).and_then(|b| {
+            let mut value: serde_json::Value = serde_json::from_slice(&b).map_err(|e| e.to_string())?;
+            value["result"]["padding"] = "x".repeat(1024 * 1024 + 1).into();
+            serde_json::to_vec(&value).map_err(|e| e.to_string())
+        });
+        let body = match body {
             Ok(b) => b,
             Err(e) => return case.graded(false, "not sent", e),
         };
