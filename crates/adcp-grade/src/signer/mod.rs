@@ -195,7 +195,11 @@ pub async fn grade_signer(config: &SignerConfig, options: &GradeOptions) -> Resu
             }
         }
     };
-    let (resolver, target): (Arc<dyn KeyResolver>, String) = match &config.keys {
+    // One resolver per surface: the request sample is verified as a
+    // seller verifies requests, the webhook sample as a buyer verifies
+    // webhooks.
+    let (request_keys, webhook_keys, target): (Arc<dyn KeyResolver>, Arc<dyn KeyResolver>, String) = match &config.keys
+    {
         PublishedKeys::Agent { url, fetch } => {
             let build = |surface| {
                 adcp_jwks::HttpsKeyResolver::builder(url.clone())
@@ -204,25 +208,29 @@ pub async fn grade_signer(config: &SignerConfig, options: &GradeOptions) -> Resu
                     .build()
                     .map_err(|e| GradeError::Keys(format!("--agent {url}: {e}")))
             };
-            let _ = build(adcp_jwks::SigningSurface::Request)?;
-            (Arc::new(build(adcp_jwks::SigningSurface::Webhook)?), url.clone())
+            (
+                Arc::new(build(adcp_jwks::SigningSurface::Request)?),
+                Arc::new(build(adcp_jwks::SigningSurface::Webhook)?),
+                url.clone(),
+            )
         }
         PublishedKeys::Jwks { jwks, agent } => {
-            (Arc::new(StaticKeyResolver::new().with_jwks(jwks, agent)), agent.clone())
+            let keys: Arc<dyn KeyResolver> = Arc::new(StaticKeyResolver::new().with_jwks(jwks, agent));
+            (Arc::clone(&keys), keys, agent.clone())
         }
     };
     let mut report = Report::new("signer", &target, preconditions());
     let samples = [
-        ("signer/request", Sample::request()),
-        ("signer/webhook", Sample::webhook()),
+        ("signer/request", Sample::request(), request_keys),
+        ("signer/webhook", Sample::webhook(), webhook_keys),
     ];
-    for (id, sample) in samples {
+    for (id, sample, resolver) in samples {
         let case = CaseResult::new(id, "verifies against the agent's published keys");
         if let Err(reason) = options.selection.check(id) {
             report.push(CaseResult { reason, ..case });
             continue;
         }
-        report.push(grade_sample(&backend, Arc::clone(&resolver), &sample, case).await);
+        report.push(grade_sample(&backend, resolver, &sample, case).await);
     }
     Ok(report)
 }
