@@ -179,8 +179,8 @@ impl Report {
     }
 }
 
-/// Which cases to run: `--only` and `--skip` lists of case ids. An entry
-/// selects a case when it equals its id, its file stem, or a prefix of the
+/// Which cases to run: `--only` and `--skip` lists of case ids; cases
+/// not selected are left out of the report. An entry selects a case when it equals its id, its file stem, or a prefix of the
 /// id ending before a `-` (`negative/016` selects
 /// `negative/016-replayed-nonce`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -192,15 +192,11 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Whether `id` is selected; `Err(reason)` when it is not.
-    pub(crate) fn check(&self, id: &str) -> Result<(), String> {
-        if !self.only.is_empty() && !self.only.iter().any(|s| matches(s, id)) {
-            return Err("not selected by --only".into());
-        }
-        if self.skip.iter().any(|s| matches(s, id)) {
-            return Err("deselected by --skip".into());
-        }
-        Ok(())
+    /// Whether `id` is selected. Cases not selected are left out of the
+    /// report (they are the caller's choice, not a skip to explain).
+    #[must_use]
+    pub fn selects(&self, id: &str) -> bool {
+        (self.only.is_empty() || self.only.iter().any(|s| matches(s, id))) && !self.skip.iter().any(|s| matches(s, id))
     }
 }
 
