@@ -46,6 +46,9 @@ pub enum Command {
     Explain(crate::commands::explain::ExplainArgs),
     /// Verify one request per line of a JSONL file with one verifier; ends with `N verified, M rejected` and the rate.
     VerifyBatch(crate::commands::verify_batch::VerifyBatchArgs),
+    /// Grade a live endpoint against the conformance suite: `request-signing URL`, `receiver URL`, `signer`;
+    /// ends with `N passed, M failed, K skipped` (exit 0 all passed, 1 a failure, 2 usage).
+    Grade(crate::commands::grade::GradeArgs),
     /// Run the verifying gateway: verify, deduplicate and forward webhooks to an upstream app.
     Gateway(Box<adcp_sig::gateway::GatewayArgs>),
     /// Run a gateway against signed, duplicated, replayed, tampered and expired webhooks; print what happened.

@@ -6,6 +6,7 @@ pub mod call;
 pub mod canon;
 pub mod conformance;
 pub mod explain;
+pub mod grade;
 pub mod keygen;
 pub mod normalize;
 pub mod resolve;
