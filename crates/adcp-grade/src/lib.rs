@@ -71,3 +71,8 @@ pub use request_signing::{
 };
 pub use runner::{GradeOptions, RateAbuse, DEFAULT_RATE_ABUSE_CAP, DEFAULT_TIMEOUT};
 pub use signer::{grade_signer, preconditions as signer_preconditions, PublishedKeys, SignerConfig, SignerUnderTest};
+
+/// The README's examples, compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

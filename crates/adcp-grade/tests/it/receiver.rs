@@ -60,7 +60,7 @@ fn show(report: &Report) -> String {
         .join("\n")
 }
 
-fn ids<'r>(report: &'r Report, keep: impl Fn(&adcp_grade::CaseResult) -> bool) -> Vec<&'r str> {
+fn ids(report: &Report, keep: impl Fn(&adcp_grade::CaseResult) -> bool) -> Vec<&str> {
     report.cases.iter().filter(|c| keep(c)).map(|c| c.id.as_str()).collect()
 }
 
