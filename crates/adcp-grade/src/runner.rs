@@ -196,7 +196,8 @@ impl Client {
         let status = response.status();
         let text = response.text().await.map_err(|e| describe_error(&e))?;
         if !status.is_success() {
-            return Err(format!("answered {status}"));
+            let excerpt: String = text.chars().take(200).collect();
+            return Err(format!("answered {status}: {excerpt}"));
         }
         Ok(text)
     }

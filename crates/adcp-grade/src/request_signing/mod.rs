@@ -50,8 +50,9 @@ pub struct RequestSigningConfig {
     pub transport: Transport,
     /// The agent's `get_adcp_capabilities` response, its
     /// `structuredContent`, or the `request_signing` block itself
-    /// (`--capabilities FILE`). `None`: ask the agent
-    /// (`get_adcp_capabilities` over the transport).
+    /// (`--capabilities FILE`). `None`: ask the agent, unsigned
+    /// (`get_adcp_capabilities` as a `tools/call` to the MCP mount, or
+    /// `POST <target>/adcp/get_adcp_capabilities` with `{}` over raw).
     pub capabilities: Option<serde_json::Value>,
 }
 
@@ -269,7 +270,7 @@ async fn fetch_capability(
 ) -> Result<VerifierCapability, GradeError> {
     let (url, body) = match transport {
         Transport::Raw => (
-            join_url(target, "/get_adcp_capabilities").map_err(GradeError::Capability)?,
+            join_url(target, "/adcp/get_adcp_capabilities").map_err(GradeError::Capability)?,
             b"{}".to_vec(),
         ),
         Transport::Mcp => (

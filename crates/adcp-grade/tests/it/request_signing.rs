@@ -4,10 +4,12 @@
 
 use crate::support::{accept_everything, options, proxy, serve, suite, Fault};
 use adcp_grade::{grade_request_signing, RateAbuse, Report, RequestSigningConfig, Status};
+use adcp_grade::{Transport, VectorProfile};
 use adcp_request::{RequestVerifier, RequestVerifierLayer};
 use adcp_verify::request_policy::VerifierCapability;
-use adcp_verify::{MemoryReplayStore, ReplayLimits, StaticKeyResolver};
+use adcp_verify::{DigestCoverage, MemoryReplayStore, Profile, ReplayLimits, StaticKeyResolver};
 use axum::http::StatusCode;
+use axum::routing::post;
 use axum::Router;
 use serde_json::json;
 use std::net::SocketAddr;
@@ -30,6 +32,12 @@ fn capability() -> serde_json::Value {
 /// A seller per the kit: the suite's request-signing keys trusted,
 /// `test-revoked-2026` revoked, a per-keyid cap of [`CAP`].
 async fn seller(suite: &Path) -> SocketAddr {
+    seller_with(suite, capability(), None).await
+}
+
+/// [`seller`] advertising `capability` (also answered to an unsigned
+/// `get_adcp_capabilities`), under `profile` (default 3.2).
+async fn seller_with(suite: &Path, capability: serde_json::Value, profile: Option<Profile>) -> SocketAddr {
     let keys = adcp_vectors::load_json(suite, "request-signing/keys.json").unwrap();
     let resolver = StaticKeyResolver::new()
         .with_jwks(&keys, "https://buyer-test-counterparty.example/")
@@ -38,15 +46,25 @@ async fn seller(suite: &Path) -> SocketAddr {
         per_keyid_cap: CAP,
         ..ReplayLimits::request()
     };
-    let verifier = RequestVerifier::builder(
+    let mut builder = RequestVerifier::builder(
         Arc::new(resolver),
         Arc::new(MemoryReplayStore::new(limits)),
-        VerifierCapability::from_json(&capability()).unwrap(),
+        VerifierCapability::from_json(&capability).unwrap(),
     )
-    .scheme("http")
-    .build()
-    .unwrap();
+    .scheme("http");
+    if let Some(profile) = profile {
+        builder = builder.profile(profile);
+    }
+    let verifier = builder.build().unwrap();
+    let document = json!({"adcp": {"major_versions": [3]}, "request_signing": capability});
     let app = Router::new()
+        .route(
+            "/adcp/get_adcp_capabilities",
+            post(move || {
+                let document = document.clone();
+                async move { axum::Json(document) }
+            }),
+        )
         .fallback(|| async { StatusCode::OK })
         .layer(RequestVerifierLayer::new(verifier));
     serve(app).await
@@ -149,4 +167,65 @@ async fn no_replay_detection_fails_exactly_the_replay_vector() {
         "{}",
         show(&report)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capability_is_asked_of_the_agent_when_not_given() {
+    let Some(suite) = suite() else { return };
+    let addr = seller(&suite).await;
+    let config = RequestSigningConfig::new(format!("http://{addr}/"));
+    let report = grade_request_signing(&config, &options(suite.clone(), CAP))
+        .await
+        .unwrap();
+    assert!(report.is_success(), "{}", show(&report));
+    assert_eq!(report.skipped(), 1, "{}", show(&report));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_mcp_every_vector_is_a_tools_call_to_the_mount() {
+    let Some(suite) = suite() else { return };
+    let addr = seller(&suite).await;
+    let mut config = RequestSigningConfig::new(format!("http://{addr}/mcp"));
+    config.capabilities = Some(capability());
+    config.transport = Transport::Mcp;
+    let report = grade_request_signing(&config, &options(suite.clone(), CAP))
+        .await
+        .unwrap();
+    assert!(report.is_success(), "{}", show(&report));
+    assert!(report.passed() >= 40, "{}", show(&report));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_verifier_passes_the_root_vectors_it_can_advertise() {
+    let Some(suite) = suite() else { return };
+    let legacy = json!({
+        "supported": true,
+        "covers_content_digest": "either",
+        "required_for": ["create_media_buy"],
+        "protocol_methods_required_for": ["tasks/cancel"]
+    });
+    let addr = seller_with(
+        &suite,
+        legacy.clone(),
+        Some(Profile::request_legacy(DigestCoverage::Either)),
+    )
+    .await;
+    let mut config = RequestSigningConfig::new(format!("http://{addr}/"));
+    config.capabilities = Some(legacy);
+    config.profile = VectorProfile::Legacy;
+    let report = grade_request_signing(&config, &options(suite.clone(), CAP))
+        .await
+        .unwrap();
+    assert!(report.is_success(), "{}", show(&report));
+    assert!(report.passed() >= 30, "{}", show(&report));
+    // The root vectors for the digest postures the agent does not advertise
+    // (`required`, `forbidden`) are skipped, saying so.
+    for case in report.cases.iter().filter(|c| c.status == Status::Skipped) {
+        assert!(
+            case.reason.contains("covers_content_digest") || case.reason.contains("jwks_override"),
+            "{}: {}",
+            case.id,
+            case.reason
+        );
+    }
 }
