@@ -150,6 +150,35 @@ impl Client {
         })
     }
 
+    /// A client for a service of the operator's own (the signing oracle):
+    /// no SSRF address rules, HTTPS only unless `plain_http`, no proxy, no
+    /// redirects.
+    pub(crate) fn operator(plain_http: bool, timeout: Duration) -> Result<Self, GradeError> {
+        let mut store = rustls::RootCertStore::empty();
+        store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| GradeError::Client(format!("tls: {e}")))?
+            .with_root_certificates(store)
+            .with_no_client_auth();
+        let inner = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
+            .https_only(!plain_http)
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .timeout(timeout)
+            .build()
+            .map_err(|e| GradeError::Client(e.to_string()))?;
+        let policy = if plain_http {
+            TargetPolicy::default().dangerously_allow_plain_http()
+        } else {
+            TargetPolicy::default()
+        };
+        Ok(Self { inner, policy })
+    }
+
     /// Checks the target URL against the policy.
     pub(crate) fn check(&self, url: &str) -> Result<url::Url, GradeError> {
         self.policy

@@ -23,7 +23,9 @@ pub enum SignerUnderTest {
     Jwk(Vec<u8>),
     /// An HTTP signing oracle (`--signer-url`): `POST {payload_b64, kid,
     /// alg}` answered `{signature_b64}`, both unpadded base64url, `alg` an
-    /// RFC 9421 name (`ed25519`, `ecdsa-p256-sha256`).
+    /// RFC 9421 name (`ed25519`, `ecdsa-p256-sha256`). The oracle is the
+    /// operator's own service, so any address is allowed (internal KMS
+    /// front ends); HTTPS unless the policy allows plain HTTP.
     Oracle {
         /// The oracle's URL (checked against the SSRF policy).
         url: String,
@@ -180,8 +182,16 @@ pub async fn grade_signer(config: &SignerConfig, options: &GradeOptions) -> Resu
             }
         }
         SignerUnderTest::Oracle { url, kid, alg } => {
-            let client = Client::new(&options.policy, options.timeout)?;
-            client.check(url)?;
+            // The oracle is the operator's own service (often internal), not
+            // a counterparty's URL: any address, HTTPS unless plain HTTP is
+            // allowed.
+            let client = Client::operator(options.policy.allows_plain_http(), options.timeout)?;
+            let parsed = url::Url::parse(url).map_err(|e| GradeError::Target(format!("{url}: {e}")))?;
+            if parsed.scheme() != "https" && !(parsed.scheme() == "http" && options.policy.allows_plain_http()) {
+                return Err(GradeError::Target(format!(
+                    "{url}: the signing oracle must be https (plain http only with --allow-http)"
+                )));
+            }
             let alg: Algorithm = alg
                 .parse()
                 .ok()
