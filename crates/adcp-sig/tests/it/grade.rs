@@ -195,3 +195,53 @@ async fn request_signing_against_a_loopback_seller_passes_and_skips_with_reasons
     assert_eq!(closing_line(&out), "3 passed, 0 failed, 1 skipped");
     assert!(stderr(&out).contains("live"), "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_accepting_everything_exits_1_and_reports_advisories_apart() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap() else {
+        return;
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = Router::new().fallback(|| async { StatusCode::OK });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let args: Vec<String> = [
+        "grade",
+        "receiver",
+        &format!("http://{addr}/webhooks/adcp"),
+        "--allow-http",
+        "--vectors",
+        s(&suite),
+        "--only",
+        "positive/001,negative/015,contract/retry,contract/changed-payload,contract/oversize",
+        "--json",
+    ]
+    .iter()
+    .map(|a| (*a).to_owned())
+    .collect();
+    let out = adcp_sig_async(args).await;
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(report["grader"], "receiver");
+    let status = |id: &str| {
+        report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| {
+                (
+                    c["status"].as_str().unwrap().to_owned(),
+                    c["advisory"].as_bool().unwrap(),
+                )
+            })
+            .unwrap()
+    };
+    assert_eq!(status("positive/001-basic-post"), ("passed".into(), false));
+    assert_eq!(status("negative/015-signature-invalid"), ("failed".into(), false));
+    assert_eq!(status("contract/retry"), ("passed".into(), false));
+    assert_eq!(status("contract/changed-payload"), ("failed".into(), false));
+    assert_eq!(status("contract/oversize"), ("failed".into(), true));
+    assert_eq!(report["failed"], 2);
+    assert_eq!(report["summary"], "2 passed, 2 failed, 0 skipped (1 advisory not met)");
+}
