@@ -50,6 +50,9 @@ pub enum Command {
     /// Governance tokens (AdCP JWS profile): `gov verify` runs the 15-step checklist (exit 0 accepted,
     /// 1 rejected, 2 usage), `gov sign` issues one.
     Gov(crate::commands::gov::GovArgs),
+    /// Grade a live endpoint against the conformance suite: `request-signing URL`, `receiver URL`, `signer`;
+    /// ends with `N passed, M failed, K skipped` (exit 0 all passed, 1 a failure, 2 usage).
+    Grade(crate::commands::grade::GradeArgs),
     /// Run the verifying gateway: verify, deduplicate and forward webhooks to an upstream app.
     Gateway(Box<adcp_sig::gateway::GatewayArgs>),
     /// Run a gateway against signed, duplicated, replayed, tampered and expired webhooks; print what happened.

@@ -7,6 +7,7 @@ pub mod canon;
 pub mod conformance;
 pub mod explain;
 pub mod gov;
+pub mod grade;
 pub mod keygen;
 pub mod normalize;
 pub mod resolve;

@@ -24,6 +24,7 @@ mod gateway_fleet;
 mod gateway_revocation;
 mod gateway_tls_cli;
 mod gov;
+mod grade;
 mod resolve_cli;
 mod sign_cli;
 mod verify_batch_cli;
