@@ -291,7 +291,8 @@ impl Gateway {
                     .profile(request.profile.clone())
                     .scheme(target.scheme())
                     .max_body_bytes(options.max_body_bytes)
-                    .authenticator(CredentialHeader(request.credential_header.clone()));
+                    .authenticator(CredentialHeader(request.credential_header.clone()))
+                    .admission_monitor(AdmissionMonitor::new(thresholds.clone()));
                 if let Some(binding) = request.binding {
                     builder = builder.binding(binding);
                 }

@@ -859,3 +859,33 @@ async fn reqwest_metrics(addr: SocketAddr) -> String {
     let answer = send_raw(addr, "GET", &format!("http://{addr}/metrics"), &[], b"").await;
     String::from_utf8(answer.body).unwrap()
 }
+
+#[tokio::test]
+async fn request_mode_serves_https_over_http2_with_the_certificate_names() {
+    let dir = TempDir::new("request-tls");
+    let pki = crate::tls::Pki::new();
+    let leaf = pki.leaf(&["seller.example"]);
+    std::fs::write(dir.0.join("cert.pem"), &leaf.cert_pem).unwrap();
+    std::fs::write(dir.0.join("key.pem"), &leaf.key_pem).unwrap();
+    let buyer = Buyer::new();
+    let seller = Seller::start().await;
+    let mut options = options(&seller);
+    options.public_url = None;
+    options.tls = Some(adcp_gateway::TlsConfig::from_pem_files(dir.0.join("cert.pem"), dir.0.join("key.pem")).unwrap());
+    let handle = serve(buyer.keys(), memory_store().await, options).await;
+    let addr = handle.local_addr();
+    let url = format!("https://seller.example:{}/mcp", addr.port());
+    let body = adcp_sign::Body::json(&tools_call("create_media_buy")).unwrap();
+    let signed = buyer.signer.sign(&UnsignedRequest::post(&url, &body)).await.unwrap();
+    let client = pki.client(&[b"h2"], &["seller.example"], addr);
+    let mut request = client.post(&url);
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let response = request.body(body.as_bytes().to_vec()).send().await.unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+    let seen = seller.seen();
+    assert_eq!(value(&seen[0], "x-adcp-verified-agent"), Some(BUYER));
+    handle.shutdown().await.unwrap();
+}
