@@ -211,3 +211,70 @@ fn request_mode_usage_errors_exit_2() {
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("--binding must be"), "{out}");
 }
+
+/// `--agent` in request mode discovers a *buyer* agent's keys (brand.json
+/// at the agent's origin → `agents[]` → `jwks_uri`) and attributes the
+/// verified request to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_mode_discovers_a_buyer_agents_keys_with_agent() {
+    use crate::support::jwks::{ok, Server};
+    let dir = TempDir::new("cli-request-agent");
+    let (upstream, seen) = seller_server().await;
+    let s = Server::start(&["buyer.example", "keys.buyer.example"]).await;
+    let key = SoftwareSigner::generate(Algorithm::Ed25519, "buyer-discovered-1").unwrap();
+    let agent = s.url("buyer.example", "/");
+    s.set(
+        "/.well-known/brand.json",
+        ok(json!({"agents": [{"url": agent, "jwks_uri": s.url("keys.buyer.example", "/jwks.json")}]}).to_string()),
+    );
+    s.set(
+        "/jwks.json",
+        ok(key.jwks().unwrap().to_public_json().to_string().into_bytes()),
+    );
+    let ca = dir.0.join("ca.der");
+    std::fs::write(&ca, &s.ca_der).unwrap();
+    std::fs::write(
+        dir.0.join("capabilities.json"),
+        json!({"supported": true, "covers_content_digest": "required", "required_for": ["create_media_buy"]})
+            .to_string(),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
+        .args([
+            "gateway",
+            "--profile",
+            "request",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+        ])
+        .arg(format!("http://{upstream}/"))
+        .arg("--capabilities")
+        .arg(dir.0.join("capabilities.json"))
+        .args(["--agent", &agent, "--store", &dir.sqlite()])
+        .args(crate::support::test_network::flags(&ca, &s.names))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let (_, addr) = common::listening(&mut stderr);
+    let url = format!("http://{addr}/mcp");
+    let signer = HttpSigner::new(SigningProfile::request_v3_2(), key).unwrap();
+    let body = adcp_sign::Body::json(&tools_call("create_media_buy")).unwrap();
+    let signed = signer.sign(&UnsignedRequest::post(&url, &body)).await.unwrap();
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
+    let status = common::signed_post(&client, &url, &signed)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let exit = child.wait().unwrap();
+    let log: String = stderr.lines().map(|l| l.unwrap() + "\n").collect();
+    assert_eq!(exit.code(), Some(0), "{log}");
+    assert_eq!(status, 200, "{log}");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[0].1["x-adcp-verified-agent"], agent.as_str());
+    assert_eq!(seen[0].1["x-adcp-verified-keyid"], "buyer-discovered-1");
+}
