@@ -20,6 +20,8 @@
 # Environment: ADCP_VECTORS_DIR (the suite; else ../shared/vectors/adcp,
 #   else test-vectors/adcp), PY_SDK (pip requirement, default
 #   'adcp>=9,<10'), JS_SDK (npm spec, default '@adcp/sdk@6'),
+#   INTEROP_SDK_DIR (install the SDKs there and keep them; default a temp
+#   dir), START_TIMEOUT (seconds a helper server may take to listen, 120),
 #   CARGO_TARGET_DIR (default target/).
 # Prints one PASS/FAIL/GAP line per case and "N passed, M failed[, K known
 # gaps]". GAP: a documented SDK-side gap reproduced exactly (docs/interop.md);
@@ -59,13 +61,18 @@ trap cleanup EXIT
 # Importing adcp.signing takes seconds (over 10 on a busy 2-core machine).
 START_TIMEOUT=${START_TIMEOUT:-120}
 
-echo "installing $py_sdk and $js_sdk into $work..." >&2
-python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install -q --disable-pip-version-check "$py_sdk" >&2
-(cd "$work" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "$js_sdk" >&2)
-py="$work/venv/bin/python"
+# The SDKs go to a temp dir removed at exit, or to $INTEROP_SDK_DIR (kept,
+# so a re-run only checks the registries for newer matching versions).
+sdk=${INTEROP_SDK_DIR:-$work/sdk}
+sdk=$(mkdir -p "$sdk" && cd "$sdk" && pwd)
+echo "installing $py_sdk and $js_sdk into $sdk..." >&2
+[ -x "$sdk/venv/bin/python" ] || python3 -m venv "$sdk/venv"
+"$sdk/venv/bin/pip" install -q --disable-pip-version-check --upgrade "$py_sdk" >&2
+[ -f "$sdk/package.json" ] || (cd "$sdk" && npm init -y >/dev/null)
+(cd "$sdk" && npm install --silent --no-audit --no-fund "$js_sdk" >&2)
+py="$sdk/venv/bin/python"
 py_version=$("$py" -c 'import importlib.metadata as m; print(m.version("adcp"))')
-js_version=$(node -p 'require(process.argv[1]).version' "$work/node_modules/@adcp/sdk/package.json")
+js_version=$(node -p 'require(process.argv[1]).version' "$sdk/node_modules/@adcp/sdk/package.json")
 echo "Python SDK: adcp $py_version; JS SDK: @adcp/sdk $js_version"
 
 echo "building adcp-sig..." >&2
@@ -119,14 +126,14 @@ direction_a() {
         --jwks "$work/jwks.json" --jwks-agent https://buyer.example/mcp --quiet
     gateway_url=$URL/mcp
 
-    # sign_with SDK ARGS...: runs the SDK's signer helper (from $work, where
-    # node_modules is).
+    # sign_with SDK ARGS...: runs the SDK's signer helper (node from $sdk,
+    # where node_modules is).
     sign_with() {
         local sdk=$1
         shift
         case $sdk in
-            python) (cd "$work" && "$py" "$here/requests_sign.py" "$@") ;;
-            js) (cd "$work" && node "$here/requests_sign.mjs" "$@") ;;
+            python) "$py" "$here/requests_sign.py" "$@" ;;
+            js) (cd "$sdk" && node "$here/requests_sign.mjs" "$@") ;;
         esac
     }
 
@@ -178,7 +185,7 @@ fi
 # --- B: requests signed by our client, verified by the SDKs ---
 start verify-python "$py" "$here/requests_verify.py" "$work/jwks.json"
 python_url=$URL
-start verify-js bash -c 'cd "$1" && exec node "$2" "$3"' _ "$work" "$here/requests_verify.mjs" "$work/jwks.json"
+start verify-js bash -c 'cd "$1" && exec node "$2" "$3"' _ "$sdk" "$here/requests_verify.mjs" "$work/jwks.json"
 js_url=$URL
 for sdk in python js; do
     if [ "$sdk" = python ]; then url=$python_url; else url=$js_url; fi
