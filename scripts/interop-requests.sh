@@ -63,16 +63,16 @@ START_TIMEOUT=${START_TIMEOUT:-120}
 
 # The SDKs go to a temp dir removed at exit, or to $INTEROP_SDK_DIR (kept,
 # so a re-run only checks the registries for newer matching versions).
-sdk=${INTEROP_SDK_DIR:-$work/sdk}
-sdk=$(mkdir -p "$sdk" && cd "$sdk" && pwd)
-echo "installing $py_sdk and $js_sdk into $sdk..." >&2
-[ -x "$sdk/venv/bin/python" ] || python3 -m venv "$sdk/venv"
-"$sdk/venv/bin/pip" install -q --disable-pip-version-check --upgrade "$py_sdk" >&2
-[ -f "$sdk/package.json" ] || (cd "$sdk" && npm init -y >/dev/null)
-(cd "$sdk" && npm install --silent --no-audit --no-fund "$js_sdk" >&2)
-py="$sdk/venv/bin/python"
+sdk_dir=${INTEROP_SDK_DIR:-$work/sdk}
+sdk_dir=$(mkdir -p "$sdk_dir" && cd "$sdk_dir" && pwd)
+echo "installing $py_sdk and $js_sdk into $sdk_dir..." >&2
+[ -x "$sdk_dir/venv/bin/python" ] || python3 -m venv "$sdk_dir/venv"
+"$sdk_dir/venv/bin/pip" install -q --disable-pip-version-check --upgrade "$py_sdk" >&2
+[ -f "$sdk_dir/package.json" ] || (cd "$sdk_dir" && npm init -y >/dev/null)
+(cd "$sdk_dir" && npm install --silent --no-audit --no-fund "$js_sdk" >&2)
+py="$sdk_dir/venv/bin/python"
 py_version=$("$py" -c 'import importlib.metadata as m; print(m.version("adcp"))')
-js_version=$(node -p 'require(process.argv[1]).version' "$sdk/node_modules/@adcp/sdk/package.json")
+js_version=$(node -p 'require(process.argv[1]).version' "$sdk_dir/node_modules/@adcp/sdk/package.json")
 echo "Python SDK: adcp $py_version; JS SDK: @adcp/sdk $js_version"
 
 echo "building adcp-sig..." >&2
@@ -122,18 +122,18 @@ direction_a() {
     start upstream "$py" "$here/upstream.py" "$work/upstream.jsonl"
     upstream_url=$URL
     start gateway "$bin/adcp-sig" gateway --profile request --listen 127.0.0.1:0 \
-        --upstream "$upstream_url/mcp" --capabilities "$here/capabilities.json" \
+        --upstream "$upstream_url" --capabilities "$here/capabilities.json" \
         --jwks "$work/jwks.json" --jwks-agent https://buyer.example/mcp --quiet
     gateway_url=$URL/mcp
 
-    # sign_with SDK ARGS...: runs the SDK's signer helper (node from $sdk,
+    # sign_with SDK ARGS...: runs the SDK's signer helper (node from $sdk_dir,
     # where node_modules is).
     sign_with() {
         local sdk=$1
         shift
         case $sdk in
             python) "$py" "$here/requests_sign.py" "$@" ;;
-            js) (cd "$sdk" && node "$here/requests_sign.mjs" "$@") ;;
+            js) (cd "$sdk_dir" && node "$here/requests_sign.mjs" "$@") ;;
         esac
     }
 
@@ -185,7 +185,7 @@ fi
 # --- B: requests signed by our client, verified by the SDKs ---
 start verify-python "$py" "$here/requests_verify.py" "$work/jwks.json"
 python_url=$URL
-start verify-js bash -c 'cd "$1" && exec node "$2" "$3"' _ "$sdk" "$here/requests_verify.mjs" "$work/jwks.json"
+start verify-js bash -c 'cd "$1" && exec node "$2" "$3"' _ "$sdk_dir" "$here/requests_verify.mjs" "$work/jwks.json"
 js_url=$URL
 for sdk in python js; do
     if [ "$sdk" = python ]; then url=$python_url; else url=$js_url; fi
