@@ -123,7 +123,8 @@ direction_a() {
     upstream_url=$URL
     start gateway "$bin/adcp-sig" gateway --profile request --listen 127.0.0.1:0 \
         --upstream "$upstream_url" --capabilities "$here/capabilities.json" \
-        --jwks "$work/jwks.json" --jwks-agent https://buyer.example/mcp --quiet
+        --jwks "$work/jwks.json" --jwks-agent https://buyer.example/mcp \
+        --store "sqlite:$work/replay.sqlite" --quiet
     gateway_url=$URL/mcp
 
     # sign_with SDK ARGS...: runs the SDK's signer helper (node from $sdk_dir,
@@ -185,6 +186,9 @@ fi
 # --- B: requests signed by our client, verified by the SDKs ---
 start verify-python "$py" "$here/requests_verify.py" "$work/jwks.json"
 python_url=$URL
+# node runs from $sdk_dir (its node_modules); the inner script's
+# arguments expand in the inner shell.
+# shellcheck disable=SC2016
 start verify-js bash -c 'cd "$1" && exec node "$2" "$3"' _ "$sdk_dir" "$here/requests_verify.mjs" "$work/jwks.json"
 js_url=$URL
 for sdk in python js; do
