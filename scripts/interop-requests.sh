@@ -10,11 +10,13 @@
 #     create_media_buy. Each SDK signs an MCP tools/call of
 #     create_media_buy with the Ed25519 and the ES256 test key: 200 and the
 #     upstream sees X-Adcp-Verified-Keyid = the key's kid. A body changed
-#     after signing: 401, request_signature_digest_mismatch.
+#     after signing: 401, request_signature_digest_mismatch. Also the JS
+#     SDK's signature as emitted and a URL with a percent-encoded query
+#     (?x=%7E) from each SDK.
 #   B (ours -> theirs): a verifying server per SDK
 #     (scripts/interop/requests_verify.{py,mjs}) trusting the same public
 #     keys; `adcp-sig call ... --capabilities` with each test key must get
-#     a 2xx carrying the keyid the SDK verified.
+#     a 2xx carrying the keyid the SDK verified; also to URL?x=%7E.
 #
 # Usage: scripts/interop-requests.sh
 # Environment: ADCP_VECTORS_DIR (the suite; else ../shared/vectors/adcp,
