@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 vectors=${ADCP_VECTORS_DIR:-$here/../../shared/vectors/adcp}
-mkdir -p "$here/corpus/canon" "$here/corpus/urn" "$here/corpus/signature_headers" "$here/corpus/content_digest" "$here/corpus/verifier"
+mkdir -p "$here/corpus/canon" "$here/corpus/urn" "$here/corpus/signature_headers" "$here/corpus/content_digest" "$here/corpus/verifier" "$here/corpus/governance_jws"
 if [ -f "$vectors/request-signing/canonicalization.json" ]; then
   python3 - "$vectors/request-signing/canonicalization.json" "$here/corpus/canon" <<'PY'
 import hashlib, json, sys
@@ -39,6 +39,12 @@ for path in list(suite.glob("webhook-signing/**/*.json")) + list(suite.glob("req
             lines.append(f"{name}: {v}")
     data = ("\n".join(lines) + "\n\n" + (req.get("body") or "")).encode()
     (out / "verifier" / hashlib.sha1(data).hexdigest()).write_bytes(data)
+# The published governance tokens (positive and negative) for governance_jws.
+gov = suite / "governance" / "governance-authorization.json"
+if gov.is_file():
+    for case in json.loads(gov.read_text())["signed_jws"]["cases"]:
+        data = case["compact_jws"].encode()
+        (out / "governance_jws" / hashlib.sha1(data).hexdigest()).write_bytes(data)
 PY
 else
   echo "conformance vectors not found at $vectors; seeding from built-in shapes only" >&2
@@ -52,4 +58,4 @@ i=0
 for s in 'urn:example:a123,z456' 'URN:EXAMPLE:a123%2cz456?+r?=q#f' 'urn:example:%D0%B0123,z456/foo'; do
   printf '%s' "$s" > "$here/corpus/urn/builtin-$i"; i=$((i + 1))
 done
-for t in canon urn signature_headers content_digest; do echo "seeded $t: $(ls "$here/corpus/$t" | wc -l)"; done
+for t in canon urn signature_headers content_digest governance_jws; do echo "seeded $t: $(ls "$here/corpus/$t" | wc -l)"; done

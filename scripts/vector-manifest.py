@@ -11,7 +11,7 @@ dirs = ["webhook-signing/positive", "webhook-signing/negative", "request-signing
         "request-signing/profile-3.2/negative", "request-signing/a2a/positive", "request-signing/a2a/negative"]
 extra = ["webhook-signing/keys.json", "request-signing/keys.json", "request-signing/canonicalization.json",
          "request-signing/body-integrity-policy.json", "request-signing/protocol-method-names.json",
-         "webhooks/webhook-hmac-sha256.json"]
+         "webhooks/webhook-hmac-sha256.json", "governance/governance-authorization.json"]
 files, counts = {}, {}
 for d in dirs:
     found = sorted((suite / d).glob("*.json"))

@@ -6,6 +6,7 @@
 
 use adcp_gateway::{Gateway, GatewayConfig, GatewayError, VERIFIED_AGENT};
 use adcp_jwks::HttpsKeyResolver;
+use adcp_jws::{issue_for_payload, Commitment, GovernanceVerifier, Phase, VerificationRequest};
 use adcp_request::{
     request_signing_capability, CallResponse, Counterparty, FallbackCredential, RequestVerifier, RequestVerifierLayer,
     SigningClient, SigningDecision, VerifiedAgent,

@@ -363,6 +363,9 @@ pub struct RevocationList {
     pub next_update: i64,
     /// `revoked_kids`.
     pub revoked_kids: HashSet<String>,
+    /// `revoked_jtis` (governance lists: individual decisions rescinded,
+    /// whatever key signed them); empty when the list has none.
+    pub revoked_jtis: HashSet<String>,
     /// Whether the list arrived as a JWS whose signature was verified.
     pub signed: bool,
 }
@@ -528,11 +531,19 @@ impl RevocationList {
                 .ok_or(DocumentError::Shape("revoked_kids[] entry is not a string"))?;
             revoked_kids.insert(kid.to_owned());
         }
+        let mut revoked_jtis = HashSet::new();
+        for jti in opt_array(obj, "revoked_jtis", "revoked_jtis is not an array")? {
+            let jti = jti
+                .as_str()
+                .ok_or(DocumentError::Shape("revoked_jtis[] entry is not a string"))?;
+            revoked_jtis.insert(jti.to_owned());
+        }
         Ok(Self {
             issuer: opt_str(obj, "issuer", "issuer is not a string")?.map(str::to_owned),
             updated,
             next_update,
             revoked_kids,
+            revoked_jtis,
             signed,
         })
     }
@@ -807,6 +818,7 @@ mod tests {
             updated: None,
             next_update: 0,
             revoked_kids: HashSet::new(),
+            revoked_jtis: HashSet::new(),
             signed: true,
         };
         let expected = canonical_origin("https://seller.example:8443/mcp").unwrap();
@@ -962,6 +974,7 @@ mod tests {
                 updated: None,
                 next_update: 0,
                 revoked_kids: HashSet::new(),
+                revoked_jtis: HashSet::new(),
                 signed: true,
             };
             if list.check_issuer("https://seller.example").is_ok() {

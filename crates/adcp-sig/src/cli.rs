@@ -27,7 +27,8 @@ pub enum Command {
     Base(BaseArgs),
     /// Verify a signed request or webhook (or one conformance vector).
     Verify(VerifyArgs),
-    /// Run the whole AdCP conformance suite; ends with `N passed, M failed`.
+    /// Run the whole AdCP conformance suite (request, webhook and governance vectors); ends with
+    /// `N passed, M failed (X request/webhook, Y governance)`.
     Conformance(ConformanceArgs),
     /// Generate an Ed25519 or ES256 signing key: a private JWK and a public JWKS.
     Keygen(KeygenArgs),
@@ -46,6 +47,12 @@ pub enum Command {
     Explain(crate::commands::explain::ExplainArgs),
     /// Verify one request per line of a JSONL file with one verifier; ends with `N verified, M rejected` and the rate.
     VerifyBatch(crate::commands::verify_batch::VerifyBatchArgs),
+    /// Governance tokens (AdCP JWS profile): `gov verify` runs the 15-step checklist (exit 0 accepted,
+    /// 1 rejected, 2 usage), `gov sign` issues one.
+    Gov(crate::commands::gov::GovArgs),
+    /// Grade a live endpoint against the conformance suite: `request-signing URL`, `receiver URL`, `signer`;
+    /// ends with `N passed, M failed, K skipped` (exit 0 all passed, 1 a failure, 2 usage).
+    Grade(crate::commands::grade::GradeArgs),
     /// Run the verifying gateway: verify, deduplicate and forward webhooks to an upstream app.
     Gateway(Box<adcp_sig::gateway::GatewayArgs>),
     /// Run a gateway against signed, duplicated, replayed, tampered and expired webhooks; print what happened.

@@ -27,6 +27,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Resolve(args) => commands::resolve::run(&args),
         cli::Command::Explain(args) => commands::explain::run(&args),
         cli::Command::VerifyBatch(args) => commands::verify_batch::run(&args),
+        cli::Command::Gov(args) => commands::gov::run(&args),
+        cli::Command::Grade(args) => commands::grade::run(&args),
         cli::Command::Gateway(args) => return adcp_sig::gateway::run(&args).into(),
         cli::Command::Demo(args) => return adcp_sig::demo::run(&args).into(),
     };

@@ -61,8 +61,27 @@ pub fn run(args: &ConformanceArgs) -> Exit {
             );
         }
     }
-    println!("{}", report.summary_line());
-    if report.failed() == 0 {
+    // The governance file (AdCP JWS profile) runs after the RFC 9421
+    // vectors; the closing line counts both, and each family apart.
+    let governance = runtime
+        .block_on(crate::commands::gov::run_vectors(&suite))
+        .unwrap_or_default();
+    for o in &governance {
+        if args.verbose || !o.passed {
+            println!("{} {}: {}", if o.passed { "PASS" } else { "FAIL" }, o.name, o.detail);
+        }
+    }
+    let gov_failed = governance.iter().filter(|o| !o.passed).count();
+    let (passed, failed) = (
+        report.passed() + governance.len() - gov_failed,
+        report.failed() + gov_failed,
+    );
+    println!(
+        "{passed} passed, {failed} failed ({} request/webhook, {} governance)",
+        report.outcomes.len(),
+        governance.len()
+    );
+    if failed == 0 {
         Exit::Ok
     } else {
         Exit::Rejected

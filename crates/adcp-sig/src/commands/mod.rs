@@ -6,6 +6,8 @@ pub mod call;
 pub mod canon;
 pub mod conformance;
 pub mod explain;
+pub mod gov;
+pub mod grade;
 pub mod keygen;
 pub mod normalize;
 pub mod resolve;

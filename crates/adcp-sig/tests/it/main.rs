@@ -23,6 +23,8 @@ mod gateway_faults;
 mod gateway_fleet;
 mod gateway_revocation;
 mod gateway_tls_cli;
+mod gov;
+mod grade;
 mod resolve_cli;
 mod sign_cli;
 mod verify_batch_cli;

@@ -1016,3 +1016,48 @@ fn the_request_profile_ignores_extra_labels_too() {
     std::fs::remove_dir_all(&scratch).unwrap();
     assert_eq!(ran, 8);
 }
+
+/// Key-purpose separation, the RFC 9421 side: the same key published as a
+/// governance-signing key (the AdCP JWS profile's purpose) verifies no
+/// webhook and no request (`*_key_purpose_invalid` at step 8); the JWS
+/// side, refusing RFC 9421 keys for governance tokens, is tested in
+/// `adcp-jws`.
+#[test]
+fn a_governance_signing_key_is_refused_for_rfc9421() {
+    let Some(mut w) = world() else { return };
+    assert_eq!(w.verify(&w.req(41)), Ok(()));
+    w.jwks["keys"][0]["adcp_use"] = "governance-signing".into();
+    let err = w.verify_full(&w.req(42)).unwrap_err();
+    assert_eq!(
+        (err.code(), err.step().to_string()),
+        (E::KeyPurposeInvalid, "8".to_owned())
+    );
+
+    // The request profile (3.2: tag adcp/request-signing/v1, RFC 8941
+    // binary values) refuses it the same way, and accepts the key once it
+    // is published for request signing.
+    let request = |w: &World, seed: u8| {
+        let mut r = w.req(seed);
+        r.params = w.params(
+            w.now,
+            w.now + 300,
+            &nonce_of(16, seed),
+            &w.keyid,
+            "ed25519",
+            "adcp/request-signing/v1",
+        );
+        r.signature_encoding = BinaryEncoding::Base64Padded;
+        let headers = w.finish(&r);
+        let msg = message(&r.url, &headers, &r.body);
+        let verifier = Verifier::new(
+            Profile::request_v3_2(),
+            StaticKeyResolver::new().with_jwks(&w.jwks, "https://seller.example/mcp"),
+            MemoryReplayStore::request(),
+            FixedClock(w.now),
+        );
+        run_now(verifier.verify(&msg)).map(|_| ()).map_err(|e| e.code())
+    };
+    assert_eq!(request(&w, 43), Err(E::KeyPurposeInvalid));
+    w.jwks["keys"][0]["adcp_use"] = "request-signing".into();
+    assert_eq!(request(&w, 44), Ok(()));
+}
