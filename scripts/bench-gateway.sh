@@ -10,6 +10,12 @@
 #     the gateway's work minus the checklist and the stores);
 #   - `adcp-sig gateway --store memory:` and `adcp-sig gateway --store
 #     sqlite:…` in front of the sink, with a fresh seller key;
+#   - the same gateways in request mode (`--profile request --capabilities
+#     …`, `create_media_buy` in `required_for`) in front of the sink,
+#     driven by `adcp-loadgen run --profile request` (signed MCP
+#     `tools/call create_media_buy` requests to `/mcp`; the sink counts
+#     them by an unsigned `X-Adcp-Idempotency-Key` the gateway passes
+#     through);
 # and runs `adcp-loadgen run --max --presign` against each for the same
 # duration and connections (unique events only unless DUPLICATES /
 # TAMPERED say otherwise). Prints req/s, p99 and the ratios to both
@@ -18,7 +24,8 @@
 # Usage: scripts/bench-gateway.sh [SECONDS]      (default 20)
 # Environment: CONNECTIONS (32), BODY_BYTES (200), DUPLICATES (0),
 #   TAMPERED (0), STORES ("memory sqlite"; any --store URL works too),
-#   KEYS (64 seller keys, requests rotate over them), OUT (a directory for the JSON
+#   KEYS (64 seller keys, requests rotate over them), REQUEST_MODE (1; 0
+#   skips the request-mode runs), OUT (a directory for the JSON
 #   reports; default a temporary directory, removed at exit),
 #   CARGO_TARGET_DIR (default target/).
 # Every process started here is stopped at exit.
@@ -31,6 +38,7 @@ duplicates=${DUPLICATES:-0}
 tampered=${TAMPERED:-0}
 stores=${STORES:-memory sqlite}
 keys=${KEYS:-64}
+request_mode=${REQUEST_MODE:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
@@ -64,14 +72,15 @@ sink_url=$URL
 start bare-forward "$bin/adcp-loadgen" bare --listen 127.0.0.1:0 --forward "$sink_url/events"
 forward_url=$URL
 
-# run NAME URL REQUESTS [--sink URL]: one timed max-throughput run with
-# REQUESTS presigned, JSON to $out/NAME.json.
+# run NAME URL REQUESTS [--sink URL] [--profile request]: one timed
+# max-throughput run with REQUESTS presigned to URL (the full target), JSON
+# to $out/NAME.json.
 run() {
     local name=$1 url=$2 requests=$3
     shift 3
     echo "== $name: $duration s, $connections connections" >&2
     local rc=0
-    "$bin/adcp-loadgen" run --url "$url/webhooks/adcp" --key "$work/seller-keys.json" \
+    "$bin/adcp-loadgen" run --url "$url" --key "$work/seller-keys.json" \
         --max --presign --duration "$duration" --connections "$connections" \
         --body-bytes "$body_bytes" --duplicates "$duplicates" --tampered "$tampered" \
         --requests "$requests" --json "$@" >"$out/$name.json" || rc=$?
@@ -84,8 +93,8 @@ run() {
 
 # Presign enough requests for the whole duration (a pool that runs out
 # ends the run early; the report's duration says so).
-run bare "$bare_url" $((duration * 50000))
-run bare-forward "$forward_url" $((duration * 25000))
+run bare "$bare_url/webhooks/adcp" $((duration * 50000))
+run bare-forward "$forward_url/webhooks/adcp" $((duration * 25000))
 names=(bare bare-forward)
 for store in $stores; do
     case $store in
@@ -98,11 +107,35 @@ for store in $stores; do
         --jwks "$work/seller-jwks.json" --jwks-agent https://seller.example/mcp \
         --store "$store_url" --store-namespace "bench_$$" --quiet
     gateway_pid=$PID
-    run "$name" "$URL" $((duration * 15000)) --sink "$sink_url"
+    run "$name" "$URL/webhooks/adcp" $((duration * 15000)) --sink "$sink_url"
     kill "$gateway_pid" 2>/dev/null || true
     wait "$gateway_pid" 2>/dev/null || true
     names+=("$name")
 done
+
+# Request mode: the seller's capability requires signing create_media_buy;
+# the buyer keys are the same key set, as --jwks.
+if [ "$request_mode" = 1 ]; then
+    printf '%s\n' '{"supported": true, "covers_content_digest": "required", "required_for": ["create_media_buy"]}' \
+        >"$work/capabilities.json"
+    for store in $stores; do
+        case $store in
+        memory) store_url=memory: ;;
+        sqlite) store_url="sqlite:$work/replay-$RANDOM.sqlite" ;;
+        *) store_url=$store ;;
+        esac
+        name="request-${store%%:*}"
+        start "$name" "$bin/adcp-sig" gateway --profile request --listen 127.0.0.1:0 \
+            --upstream "$sink_url" --capabilities "$work/capabilities.json" \
+            --jwks "$work/seller-jwks.json" --jwks-agent https://buyer.example/ \
+            --store "$store_url" --store-namespace "bench_$$" --quiet
+        gateway_pid=$PID
+        run "$name" "$URL/mcp" $((duration * 15000)) --sink "$sink_url" --profile request
+        kill "$gateway_pid" 2>/dev/null || true
+        wait "$gateway_pid" 2>/dev/null || true
+        names+=("$name")
+    done
+fi
 
 bare_rps=$(jq '.requests_per_sec' "$out/bare.json")
 forward_rps=$(jq '.requests_per_sec' "$out/bare-forward.json")

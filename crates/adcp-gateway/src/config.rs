@@ -65,6 +65,27 @@ pub(crate) const DEFAULT_MAX_CONCURRENCY: usize = 512;
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct GatewayConfig {
+    /// What the gateway verifies (`profile = "request"`): signed webhooks
+    /// (the default) or, in front of a seller's own server, signed AdCP
+    /// requests. See [`GatewayProfile`].
+    pub profile: GatewayProfile,
+    /// Request mode: the seller's `get_adcp_capabilities` response (or
+    /// just its `request_signing` object) as a JSON file
+    /// (`capabilities = "capabilities.json"`, relative to the TOML file):
+    /// the advertised `required_for` / `warn_for` / … the gate applies.
+    /// Required in request mode, refused in webhook mode.
+    pub capabilities: Option<PathBuf>,
+    /// Request mode: how requests carry their operation
+    /// (`binding = "jsonrpc"`, `"http-json"`, `"operation-path"` or
+    /// `"infer"`). Default `infer`: from each request's path (`…/message:send`
+    /// → A2A HTTP+JSON, `/adcp/<op>` → one operation per path, anything
+    /// else → JSON-RPC, as MCP's `/mcp`). Refused in webhook mode.
+    pub binding: Option<BindingSetting>,
+    /// Request mode: the header whose presence (non-empty) is an
+    /// independent credential for the seller's own authenticator to judge
+    /// (`credential_header = "x-api-key"`). Default `Authorization`.
+    /// Refused in webhook mode.
+    pub credential_header: Option<String>,
     /// Address to listen on (`listen = "0.0.0.0:8790"`). Default
     /// `127.0.0.1:8790`.
     pub listen: SocketAddr,
@@ -144,7 +165,7 @@ pub struct GatewayConfig {
     /// hold before its new signatures are refused with
     /// `*_signature_rate_abuse` (`replay_cap_per_keyid = 100`), in every
     /// store backend. Default: the mode's spec recommendation, 100,000 for
-    /// webhooks. Lower caps are for test counterparties (grading runs), not
+    /// webhooks, 1,000,000 for requests. Lower caps are for test counterparties (grading runs), not
     /// production.
     pub replay_cap_per_keyid: Option<usize>,
     /// The buyer's subscriber registrations file
@@ -214,6 +235,10 @@ pub struct GatewayConfig {
 impl Default for GatewayConfig {
     fn default() -> Self {
         Self {
+            profile: GatewayProfile::Webhook,
+            capabilities: None,
+            binding: None,
+            credential_header: None,
             listen: DEFAULT_LISTEN,
             upstream: None,
             jwks: None,
@@ -252,6 +277,10 @@ impl Default for GatewayConfig {
 impl std::fmt::Debug for GatewayConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GatewayConfig")
+            .field("profile", &self.profile)
+            .field("capabilities", &self.capabilities)
+            .field("binding", &self.binding)
+            .field("credential_header", &self.credential_header)
             .field("listen", &self.listen)
             .field("upstream", &self.upstream.as_ref().map(url::Url::as_str))
             .field("jwks", &self.jwks)
@@ -290,6 +319,10 @@ impl std::fmt::Debug for GatewayConfig {
 /// The environment variables of the settings, and how each is parsed.
 mod env {
     pub(super) const CONFIG: &str = "ADCP_GATEWAY_CONFIG";
+    pub(super) const PROFILE: &str = "ADCP_GATEWAY_PROFILE";
+    pub(super) const CAPABILITIES: &str = "ADCP_GATEWAY_CAPABILITIES";
+    pub(super) const BINDING: &str = "ADCP_GATEWAY_BINDING";
+    pub(super) const CREDENTIAL_HEADER: &str = "ADCP_GATEWAY_CREDENTIAL_HEADER";
     pub(super) const LISTEN: &str = "ADCP_GATEWAY_LISTEN";
     pub(super) const UPSTREAM: &str = "ADCP_GATEWAY_UPSTREAM";
     pub(super) const JWKS: &str = "ADCP_GATEWAY_JWKS";
@@ -371,6 +404,7 @@ impl GatewayConfig {
                 }
             };
             config.jwks.as_mut().map(relative);
+            config.capabilities.as_mut().map(relative);
             config.sellers.values_mut().for_each(relative);
             config.subscriptions.as_mut().map(relative);
             config.hmac_secret_file.as_mut().map(relative);
@@ -447,6 +481,24 @@ impl GatewayConfig {
                 })
                 .transpose()
         };
+        if let Some(value) = text(env::PROFILE)? {
+            self.profile = value
+                .parse()
+                .map_err(|_| invalid(env::PROFILE, &value, "webhook or request"))?;
+        }
+        if let Some(path) = path(&var, env::CAPABILITIES)? {
+            self.capabilities = Some(path);
+        }
+        if let Some(value) = text(env::BINDING)? {
+            self.binding = Some(
+                value
+                    .parse()
+                    .map_err(|_| invalid(env::BINDING, &value, "jsonrpc, http-json, operation-path or infer"))?,
+            );
+        }
+        if let Some(value) = text(env::CREDENTIAL_HEADER)? {
+            self.credential_header = Some(value);
+        }
         if let Some(value) = text(env::LISTEN)? {
             self.listen = value
                 .parse()
@@ -610,7 +662,10 @@ impl GatewayConfig {
     /// durations of at least 1 s, the claim lease longer than the upstream
     /// timeout, the dedup window within 24 h – 7 days, a concurrency limit,
     /// the TLS certificate and key (both or neither, read and matched),
-    /// revoked key ids not empty, a per-keyid replay cap of at least 1.
+    /// revoked key ids not empty, a per-keyid replay cap of at least 1;
+    /// in request mode the capabilities file (read and parsed) and the
+    /// credential header name, no webhook-only setting (subscriptions,
+    /// HMAC); in webhook mode no request-only setting.
     ///
     /// # Errors
     ///
@@ -711,7 +766,9 @@ impl GatewayConfig {
             (None, None) => None,
             _ => return Err(ConfigError::TlsFilesIncomplete),
         };
+        let request = self.resolve_request(hmac_secret.is_some())?;
         Ok(Resolved {
+            request,
             upstream,
             keys,
             revocation_lists,
@@ -723,8 +780,143 @@ impl GatewayConfig {
     }
 }
 
+impl GatewayConfig {
+    /// The request-mode settings checked against the profile: in request
+    /// mode the capability file read and parsed, the credential header a
+    /// valid name, no webhook-only setting; in webhook mode no
+    /// request-only setting.
+    fn resolve_request(&self, hmac: bool) -> Result<Option<crate::RequestOptions>, ConfigError> {
+        if self.profile == GatewayProfile::Webhook {
+            let request_only = [
+                ("--capabilities", self.capabilities.is_some()),
+                ("--binding", self.binding.is_some()),
+                ("--credential-header", self.credential_header.is_some()),
+            ];
+            if let Some((setting, _)) = request_only.into_iter().find(|(_, set)| *set) {
+                return Err(ConfigError::RequestModeOnly { setting });
+            }
+            return Ok(None);
+        }
+        let webhook_only = [
+            ("--subscriptions", self.subscriptions.is_some()),
+            ("--hmac-secret-file / ADCP_GATEWAY_HMAC_SECRET", hmac),
+            ("--hmac-sender", self.hmac_sender.is_some()),
+        ];
+        if let Some((setting, _)) = webhook_only.into_iter().find(|(_, set)| *set) {
+            return Err(ConfigError::WebhookModeOnly { setting });
+        }
+        let path = self.capabilities.as_ref().ok_or(ConfigError::CapabilitiesMissing)?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::CapabilitiesFile {
+            path: path.clone(),
+            source,
+        })?;
+        let document: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| ConfigError::CapabilitiesJson {
+                path: path.clone(),
+                source,
+            })?;
+        let capability =
+            adcp_request::request_signing_capability(&document).map_err(|source| ConfigError::Capability {
+                path: path.clone(),
+                source,
+            })?;
+        let mut options = crate::RequestOptions::new(capability);
+        options.binding = self.binding.and_then(BindingSetting::binding);
+        if let Some(name) = &self.credential_header {
+            options.credential_header = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| ConfigError::CredentialHeader { name: name.clone() })?;
+        }
+        Ok(Some(options))
+    }
+}
+
+/// What the gateway verifies: [`GatewayConfig::profile`], `--profile`,
+/// `ADCP_GATEWAY_PROFILE`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum GatewayProfile {
+    /// Signed webhooks (the AdCP webhook profile), deduplicated and
+    /// forwarded once: the default.
+    #[default]
+    Webhook,
+    /// Signed AdCP requests (the request-signing profile, 3.2) in front of
+    /// a seller's own server: each request is verified under the seller's
+    /// advertised `request_signing` capability and proxied to the
+    /// upstream with its answer relayed back.
+    Request,
+}
+
+impl std::str::FromStr for GatewayProfile {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        match s {
+            "webhook" => Ok(Self::Webhook),
+            "request" => Ok(Self::Request),
+            _ => Err(ConfigError::Profile { value: s.to_owned() }),
+        }
+    }
+}
+
+impl std::fmt::Display for GatewayProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Webhook => "webhook",
+            Self::Request => "request",
+        })
+    }
+}
+
+/// How request mode finds each request's operation:
+/// [`GatewayConfig::binding`], `--binding`, `ADCP_GATEWAY_BINDING`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum BindingSetting {
+    /// From each request's path ([`adcp_request::Binding::infer`]): the
+    /// default.
+    #[default]
+    Infer,
+    /// JSON-RPC 2.0 (MCP `tools/call`, A2A JSON-RPC) on every path.
+    Jsonrpc,
+    /// The A2A HTTP+JSON binding on every path.
+    HttpJson,
+    /// One operation per path (the last path segment) on every path.
+    OperationPath,
+}
+
+impl BindingSetting {
+    /// The fixed binding, or `None` to infer it per request.
+    #[must_use]
+    pub fn binding(self) -> Option<adcp_request::Binding> {
+        match self {
+            Self::Infer => None,
+            Self::Jsonrpc => Some(adcp_request::Binding::JsonRpc),
+            Self::HttpJson => Some(adcp_request::Binding::A2aHttpJson),
+            Self::OperationPath => Some(adcp_request::Binding::OperationPath),
+        }
+    }
+}
+
+impl std::str::FromStr for BindingSetting {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        match s {
+            "infer" => Ok(Self::Infer),
+            "jsonrpc" => Ok(Self::Jsonrpc),
+            "http-json" => Ok(Self::HttpJson),
+            "operation-path" => Ok(Self::OperationPath),
+            _ => Err(ConfigError::Binding { value: s.to_owned() }),
+        }
+    }
+}
+
 /// What [`GatewayConfig::resolve`] derives from the settings.
 pub(crate) struct Resolved {
+    /// The request mode's options; `None` in webhook mode.
+    pub(crate) request: Option<crate::RequestOptions>,
     pub(crate) upstream: url::Url,
     pub(crate) keys: KeySource,
     pub(crate) revocation_lists: BTreeMap<String, url::Url>,

@@ -250,6 +250,70 @@ pub enum ConfigError {
     /// A TLS reload was asked of a gateway serving plain HTTP.
     #[error("no --tls-cert to reload: the gateway serves plain HTTP")]
     NoTls,
+    /// `--profile` is neither `webhook` nor `request`.
+    #[error("--profile must be webhook or request, not {value:?}")]
+    Profile {
+        /// The value given.
+        value: String,
+    },
+    /// `--binding` is not one of its values.
+    #[error("--binding must be jsonrpc, http-json, operation-path or infer, not {value:?}")]
+    Binding {
+        /// The value given.
+        value: String,
+    },
+    /// Request mode without the seller's capabilities.
+    #[error("--profile request needs --capabilities FILE (the seller's get_adcp_capabilities response or its request_signing object)")]
+    CapabilitiesMissing,
+    /// A request-mode setting given in webhook mode.
+    #[error("{setting} is a request-mode setting; give --profile request or remove it")]
+    RequestModeOnly {
+        /// The setting's flag.
+        setting: &'static str,
+    },
+    /// A webhook-mode setting given in request mode.
+    #[error("{setting} is a webhook-mode setting, not used with --profile request")]
+    WebhookModeOnly {
+        /// The setting's flag.
+        setting: &'static str,
+    },
+    /// The capabilities file could not be read.
+    #[error("--capabilities {}: {source}", path.display())]
+    CapabilitiesFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The capabilities file is not JSON.
+    #[error("--capabilities {}: {source}", path.display())]
+    CapabilitiesJson {
+        /// The file.
+        path: PathBuf,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The capabilities file has no usable `request_signing` block.
+    #[error("--capabilities {}: {source}", path.display())]
+    Capability {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with the block.
+        #[source]
+        source: adcp_verify::request_policy::CapabilityError,
+    },
+    /// `--credential-header` is not a valid header name.
+    #[error("--credential-header {name:?} is not a valid HTTP header name")]
+    CredentialHeader {
+        /// The value given.
+        name: String,
+    },
+    /// The request verifier cannot be built from the options (the
+    /// capability's `covers_content_digest` does not match the profile, …).
+    #[error("request mode: {0}")]
+    RequestVerifier(#[source] adcp_request::BuildError),
     /// A per-keyid replay cap of zero (every signature would be refused).
     #[error("--replay-cap-per-keyid must be at least 1")]
     ZeroReplayCap,

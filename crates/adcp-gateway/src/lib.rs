@@ -29,6 +29,27 @@
 //! [`GatewayConfig::max_concurrency`] webhooks in flight, a request is
 //! shed at once with `503` and `Retry-After: 1`.
 //!
+//! # Request mode
+//!
+//! With [`GatewayOptions::request`] (a [`RequestOptions`]; or
+//! `profile = "request"` and [`GatewayConfig::capabilities`]) the gateway
+//! stands in front of a *seller's* server instead: every `POST` goes
+//! through `adcp_request::RequestVerifier` under the seller's advertised
+//! `request_signing` capability, and an accepted request is proxied to the
+//! upstream (its path and query appended to the upstream's path, the same
+//! method, the raw body, the client's headers minus hop-by-hop ones and
+//! any client-sent `X-Adcp-Verified-*` / [`SIGNATURE_STATE`]), the
+//! upstream's answer streamed back. [`VERIFIED_AGENT`] and
+//! [`VERIFIED_KEYID`] are set only for a verified signature;
+//! [`SIGNATURE_STATE`] (`X-Adcp-Signature`) is `verified`, `unsigned` or
+//! `failed`. The gateway cannot judge a bearer token: the presence of
+//! [`RequestOptions::credential_header`] (`Authorization` by default) is
+//! the fallback credential of the spec's composition rule, so an unsigned
+//! request carrying it is forwarded for the seller's own authenticator to
+//! decide, and one without it to a `required_for` operation is refused
+//! (`401 request_signature_required`). Refusals are the verifier's
+//! answers; nothing refused is forwarded.
+//!
 //! `GET /healthz` answers while the process serves; `GET /readyz` only
 //! while the store answers; `GET /metrics` is the Prometheus exposition.
 //!
@@ -117,16 +138,18 @@ mod error;
 mod forward;
 mod keys;
 mod metrics;
+mod request;
 mod server;
 mod setup;
 mod subscriptions;
 mod tls;
 
-pub use config::{GatewayConfig, StoreLocation, TestOverrides};
+pub use config::{BindingSetting, GatewayConfig, GatewayProfile, StoreLocation, TestOverrides};
 pub use error::{ConfigError, EntryProblem, GatewayError, RegistrationsError};
 pub use forward::{IDEMPOTENCY_KEY, NOTIFICATION_ID, NOTIFICATION_TYPE, REEMISSION_OF, VERIFIED_AGENT, VERIFIED_KEYID};
 pub use keys::AgentsResolver;
 pub use metrics::GatewayMetrics;
+pub use request::{RequestOptions, SIGNATURE_STATE};
 pub use server::{Gateway, GatewayHandle, GatewayOptions};
 pub use subscriptions::Registrations;
 pub use tls::TlsConfig;

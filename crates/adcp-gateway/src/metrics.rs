@@ -157,7 +157,36 @@ impl GatewayMetrics {
                 escape(label)
             );
         }
-        out.push_str("# HELP adcp_gateway_forwarded_total Events forwarded and acknowledged 2xx by the upstream.\n");
+        self.render_common(&mut out, "Events forwarded and acknowledged 2xx by the upstream.");
+        out
+    }
+
+    /// The exposition of a request-mode gateway: `adcp_gateway_requests_total{outcome}`
+    /// (`verified`, `unsigned`, `failed` for forwarded requests, else the
+    /// refusal code) from `outcomes`, then the counters both modes share.
+    pub(crate) fn render_requests(&self, outcomes: &Metrics) -> String {
+        let mut out = String::new();
+        let mut counts = outcomes.snapshot();
+        for label in ["verified", "unsigned", "failed"] {
+            counts.entry(label).or_insert(0);
+        }
+        out.push_str("# HELP adcp_gateway_requests_total Signed-request mode: requests by outcome: verified, unsigned or failed (forwarded), or the refusal code.\n");
+        out.push_str("# TYPE adcp_gateway_requests_total counter\n");
+        for (label, count) in &counts {
+            let _ = writeln!(
+                out,
+                "adcp_gateway_requests_total{{outcome=\"{}\"}} {count}",
+                escape(label)
+            );
+        }
+        self.render_common(&mut out, "Requests forwarded upstream and answered (any status).");
+        out
+    }
+
+    /// The counters of both modes: forwarded, shed, upstream failures, the
+    /// latency histogram, `jwks_uri` changes.
+    fn render_common(&self, out: &mut String, forwarded_help: &str) {
+        let _ = writeln!(out, "# HELP adcp_gateway_forwarded_total {forwarded_help}");
         out.push_str("# TYPE adcp_gateway_forwarded_total counter\n");
         let _ = writeln!(out, "adcp_gateway_forwarded_total {}", self.forwarded_count());
         out.push_str(
@@ -216,7 +245,6 @@ impl GatewayMetrics {
                 );
             }
         }
-        out
     }
 }
 

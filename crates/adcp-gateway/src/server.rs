@@ -4,13 +4,16 @@ use crate::config::{DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CO
 use crate::error::{ConfigError, GatewayError};
 use crate::forward::Upstream;
 use crate::metrics::{GatewayMetrics, JwksUriChanges, UpstreamFailure};
+use crate::request::{CredentialHeader, Proxy, RequestOptions};
 use crate::subscriptions::Registrations;
 use crate::tls::TlsConfig;
+use adcp_request::RequestVerifier;
 use adcp_sigbase::Clock;
 use adcp_store::SenderKey;
 use adcp_store::Store;
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
 use adcp_verify::legacy::WebhookAuthMode;
+use adcp_verify::CodePrefix;
 use adcp_verify::KeyResolver;
 use adcp_webhook::{Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES, UNAVAILABLE_RETRY_AFTER_SECS};
 use axum::body::Body;
@@ -109,6 +112,12 @@ pub struct GatewayOptions {
     /// `adcp_gateway_jwks_uri_changes_total{agent}`. Default none;
     /// [`Gateway::from_config`] fills it for discovered sellers.
     pub(crate) jwks_uri_changes: JwksUriChanges,
+    /// Request mode: verify signed AdCP requests under this capability and
+    /// proxy them to [`Self::upstream`] (the request's path and query
+    /// appended), relaying the answer. Default `None`: webhook mode.
+    /// [`Self::subscriptions`] and a legacy [`Self::mode`] do not apply to
+    /// it.
+    pub request: Option<RequestOptions>,
 }
 
 impl std::fmt::Debug for GatewayOptions {
@@ -128,6 +137,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("max_concurrency", &self.max_concurrency)
             .field("clock", &self.clock.as_ref().map(|_| "custom"))
             .field("jwks_uri_changes", &self.jwks_uri_changes)
+            .field("request", &self.request)
             .finish_non_exhaustive()
     }
 }
@@ -153,6 +163,7 @@ impl GatewayOptions {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             clock: None,
             jwks_uri_changes: JwksUriChanges::default(),
+            request: None,
         }
     }
 }
@@ -177,6 +188,17 @@ struct Shared {
     header_timeout: Duration,
     body_timeout: Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
+    /// Request mode's verifier and proxy; `None` in webhook mode.
+    request: Option<RequestState>,
+}
+
+/// What request mode serves with.
+struct RequestState {
+    verifier: RequestVerifier,
+    proxy: Proxy,
+    /// Per-outcome counters (`verified`, `unsigned`, `failed`, or the
+    /// refusal code).
+    outcomes: adcp_webhook::Metrics,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -259,6 +281,32 @@ impl Gateway {
         for (url, mode, seller) in options.subscriptions.iter().flat_map(|loaded| loaded.legacy.iter()) {
             by_url.insert(url.clone(), build(mode.clone(), Some(seller.clone()))?);
         }
+        let request = match &options.request {
+            Some(request) => {
+                let replay: Arc<dyn adcp_verify::ReplayStore> = match &request.replay {
+                    Some(replay) => Arc::clone(replay),
+                    None => Arc::new(Arc::clone(&store)),
+                };
+                let mut builder = RequestVerifier::builder(Arc::clone(&keys), replay, request.capability.clone())
+                    .profile(request.profile.clone())
+                    .scheme(target.scheme())
+                    .max_body_bytes(options.max_body_bytes)
+                    .authenticator(CredentialHeader(request.credential_header.clone()))
+                    .admission_monitor(AdmissionMonitor::new(thresholds.clone()));
+                if let Some(binding) = request.binding {
+                    builder = builder.binding(binding);
+                }
+                if let Some(clock) = &options.clock {
+                    builder = builder.clock(Arc::clone(clock));
+                }
+                Some(RequestState {
+                    verifier: builder.build().map_err(ConfigError::RequestVerifier)?,
+                    proxy: Proxy::new(options.upstream.clone(), options.upstream_timeout)?,
+                    outcomes: adcp_webhook::Metrics::default(),
+                })
+            }
+            None => None,
+        };
         let upstream = Upstream::new(options.upstream, options.upstream_timeout)?;
         Ok(Self {
             state: Arc::new(Shared {
@@ -273,6 +321,7 @@ impl Gateway {
                 header_timeout: options.header_timeout,
                 body_timeout: options.body_timeout,
                 in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_concurrency)),
+                request,
             }),
         })
     }
@@ -281,6 +330,20 @@ impl Gateway {
     #[must_use]
     pub fn receiver(&self) -> &Receiver {
         &self.state.receiver
+    }
+
+    /// Request mode's per-outcome counters (`verified`, `unsigned`,
+    /// `failed` for forwarded requests; the refusal code otherwise);
+    /// `None` in webhook mode.
+    #[must_use]
+    pub fn request_outcomes(&self) -> Option<&adcp_webhook::Metrics> {
+        self.state.request.as_ref().map(|r| &r.outcomes)
+    }
+
+    /// Request mode's verifier; `None` in webhook mode.
+    #[must_use]
+    pub fn request_verifier(&self) -> Option<&RequestVerifier> {
+        self.state.request.as_ref().map(|r| &r.verifier)
     }
 
     /// The gateway's own counters.
@@ -521,11 +584,15 @@ async fn readyz(State(state): State<Arc<Shared>>) -> Response {
 }
 
 async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
-    let body = state.metrics.render_receivers(
-        std::iter::once(&state.receiver)
-            .chain(state.by_url.values())
-            .map(Receiver::metrics),
-    );
+    let body = if let Some(request) = &state.request {
+        state.metrics.render_requests(&request.outcomes)
+    } else {
+        state.metrics.render_receivers(
+            std::iter::once(&state.receiver)
+                .chain(state.by_url.values())
+                .map(Receiver::metrics),
+        )
+    };
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         body,
@@ -534,6 +601,9 @@ async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
 }
 
 async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response {
+    if let Some(mode) = &state.request {
+        return signed_request(&state, mode, request).await;
+    }
     if request.method() != Method::POST {
         return error_response(StatusCode::METHOD_NOT_ALLOWED, answer::METHOD_NOT_ALLOWED, None);
     }
@@ -551,7 +621,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     };
     let (parts, body) = request.into_parts();
     {
-        if let Err(refusal) = state.target.check_received(&parts) {
+        if let Err(refusal) = state.target.check_received(&parts, CodePrefix::Webhook) {
             state.receiver.metrics().incr(refusal.code_str());
             let response = refusal_response(&refusal);
             log(&state, &response, refusal.code_str(), started.elapsed(), None);
@@ -614,12 +684,96 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     response
 }
 
+/// Request mode: the load shedding, authority check and body deadline of
+/// webhook mode, then the request verifier; an accepted request is proxied
+/// upstream and the upstream's answer relayed, a refused one answered by
+/// the verifier's [`adcp_request::Reply`] (nothing forwarded).
+async fn signed_request(state: &Shared, mode: &RequestState, request: Request) -> Response {
+    let started = Instant::now();
+    let finish = |response: Response, outcome: &'static str, event: Option<String>| {
+        mode.outcomes.incr(outcome);
+        let elapsed = started.elapsed();
+        state.metrics.observe(elapsed);
+        log(state, &response, outcome, elapsed, event);
+        response
+    };
+    if request.method() != Method::POST {
+        return finish(
+            error_response(StatusCode::METHOD_NOT_ALLOWED, answer::REQUEST_METHOD_NOT_ALLOWED, None),
+            answer::REQUEST_METHOD_NOT_ALLOWED.0,
+            None,
+        );
+    }
+    let Ok(_permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
+        state.metrics.shed();
+        let response = error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            answer::OVERLOADED_REQUESTS,
+            Some(OVERLOAD_RETRY_AFTER_SECS),
+        );
+        return finish(response, "overloaded", None);
+    };
+    let (parts, body) = request.into_parts();
+    if let Err(refusal) = state.target.check_received(&parts, CodePrefix::Request) {
+        return finish(refusal_response(&refusal), refusal.code_str(), None);
+    }
+    let body = DeadlineBody::new(body, state.body_timeout);
+    let expired = body.expired();
+    let (body, auth) = match mode.verifier.verify_streaming(&parts, body).await {
+        Ok(accepted) => accepted,
+        Err(_) if expired.load(Ordering::Relaxed) => {
+            let response = error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None);
+            return finish(response, answer::BODY_TIMEOUT.0, None);
+        }
+        Err(reply) => {
+            let outcome = reply.code();
+            return finish(reply.into_response::<Body>(), outcome, None);
+        }
+    };
+    let state_label = crate::request::signature_state(&auth);
+    let event = Some(match auth.signer() {
+        Some(signer) => format!(
+            "agent={:?} keyid={:?} operation={:?}",
+            signer.agent_url,
+            signer.keyid,
+            auth.operation().or(auth.protocol_method()).unwrap_or("-")
+        ),
+        None => format!(
+            "operation={:?}",
+            auth.operation().or(auth.protocol_method()).unwrap_or("-")
+        ),
+    });
+    match mode.proxy.forward(&parts, body, &auth).await {
+        Ok(response) => {
+            state.metrics.forwarded();
+            finish(response, state_label, event)
+        }
+        Err(failure) => {
+            state.metrics.upstream_failed(failure);
+            let (status, answer, outcome) = match failure {
+                UpstreamFailure::Timeout => (
+                    StatusCode::GATEWAY_TIMEOUT,
+                    answer::UPSTREAM_TIMEOUT,
+                    "upstream_failed:timeout",
+                ),
+                _ => (
+                    StatusCode::BAD_GATEWAY,
+                    answer::UPSTREAM_UNREACHABLE,
+                    "upstream_failed:connect",
+                ),
+            };
+            finish(error_response(status, answer, None), outcome, event)
+        }
+    }
+}
+
 /// The access log line: status, outcome, the verified identity; never
 /// bodies or headers.
 fn log(state: &Shared, response: &Response, outcome: &str, elapsed: Duration, event: Option<String>) {
     if state.access_log {
         eprintln!(
-            "webhook {} {outcome} {:.1}ms{}",
+            "{} {} {outcome} {:.1}ms{}",
+            if state.request.is_some() { "request" } else { "webhook" },
             response.status().as_u16(),
             elapsed.as_secs_f64() * 1000.0,
             event.map(|e| format!(" {e}")).unwrap_or_default()
@@ -703,6 +857,15 @@ mod answer {
     pub(super) type Answer = (&'static str, &'static str);
     /// Not a `POST` (`405`).
     pub(super) const METHOD_NOT_ALLOWED: Answer = ("method_not_allowed", "Webhooks are delivered with POST.");
+    /// Request mode: not a `POST` (`405`).
+    pub(super) const REQUEST_METHOD_NOT_ALLOWED: Answer =
+        ("method_not_allowed", "Signed AdCP requests are sent with POST.");
+    /// Request mode: shed under load (`503`).
+    pub(super) const OVERLOADED_REQUESTS: Answer = ("overloaded", "Too many requests in flight; retry later.");
+    /// Request mode: the upstream could not be reached (`502`).
+    pub(super) const UPSTREAM_UNREACHABLE: Answer = ("upstream_unavailable", "The upstream could not be reached.");
+    /// Request mode: the upstream did not answer in time (`504`).
+    pub(super) const UPSTREAM_TIMEOUT: Answer = ("upstream_timeout", "The upstream did not answer in time.");
     /// Shed under load (`503`).
     pub(super) const OVERLOADED: Answer = ("overloaded", "Too many webhooks in flight; retry later.");
     /// The body did not arrive in time (`408`).
@@ -771,8 +934,8 @@ impl Target {
     /// `webhook_target_uri_malformed` before the receiver. The bytes are
     /// not rewritten: the verifier derives `@authority` from what was
     /// received, as the spec says.
-    fn check_received(&self, parts: &http::request::Parts) -> Result<(), adcp_verify::VerifyError> {
-        use adcp_verify::{CodePrefix, ErrorCode, Step, VerifyError};
+    fn check_received(&self, parts: &http::request::Parts, prefix: CodePrefix) -> Result<(), adcp_verify::VerifyError> {
+        use adcp_verify::{ErrorCode, Step, VerifyError};
         let (accepted, refusal) = match self {
             Self::Any => return Ok(()),
             Self::Public(public) => (
@@ -784,14 +947,7 @@ impl Target {
                 "received authority is neither a DNS name of the TLS certificate nor an --accept-host",
             ),
         };
-        let refuse = |detail: &str| {
-            VerifyError::new(
-                ErrorCode::TargetUriMalformed,
-                CodePrefix::Webhook,
-                Step::new(10),
-                detail,
-            )
-        };
+        let refuse = |detail: &str| VerifyError::new(ErrorCode::TargetUriMalformed, prefix, Step::new(10), detail);
         let received = match parts.uri.authority() {
             Some(authority) => Some(authority.as_str()),
             None => parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),

@@ -52,7 +52,11 @@ impl Gateway {
         options.idempotency.lease_secs = i64::try_from(config.claim_lease.as_secs()).unwrap_or(i64::MAX);
         options.idempotency.window_secs = i64::try_from(config.dedup_window.as_secs()).unwrap_or(i64::MAX);
         // Every backend (SQLite, Redis, PostgreSQL, memory) takes its caps
-        // from here; the default is the webhook profile's 100,000.
+        // from here; the default is the mode's profile's: 100,000 per
+        // keyid for webhooks, 1,000,000 for requests.
+        if resolved.request.is_some() {
+            options.replay_limits = adcp_verify::ReplayLimits::request();
+        }
         if let Some(cap) = config.replay_cap_per_keyid {
             options.replay_limits.per_keyid_cap = cap;
         }
@@ -78,6 +82,7 @@ impl Gateway {
         gateway.max_concurrency = config.max_concurrency;
         gateway.clock = clock;
         gateway.jwks_uri_changes = jwks_uri_changes;
+        gateway.request = resolved.request;
         if let Some(secret) = &resolved.hmac_secret {
             let secrets = HmacSecrets::new(secret).map_err(ConfigError::HmacSecret)?;
             gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
@@ -145,6 +150,14 @@ fn key_resolver(
     clock: Option<Arc<dyn Clock>>,
 ) -> Result<(Arc<dyn KeyResolver>, JwksUriChanges), ConfigError> {
     let overrides = &config.test_overrides;
+    // Webhook mode discovers sellers; request mode discovers buyer agents
+    // the same way (brand.json at the agent's origin → agents[] →
+    // jwks_uri), with the request surface's rules (no publisher pin).
+    let surface = if resolved.request.is_some() {
+        adcp_jwks::SigningSurface::Request
+    } else {
+        adcp_jwks::SigningSurface::Webhook
+    };
     // Static sellers first, then discovered ones: the order decides
     // nothing (every seller's key for a kid is a candidate).
     let mut resolvers: Vec<(String, Arc<dyn KeyResolver>)> = Vec::new();
@@ -167,7 +180,7 @@ fn key_resolver(
             let mut changes = JwksUriChanges::default();
             for agent in agents {
                 let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
-                    .surface(adcp_jwks::SigningSurface::Webhook)
+                    .surface(surface)
                     .fetch_config(overrides.fetch_config()?);
                 if let Some(list) = resolved.revocation_lists.get(agent) {
                     builder = builder

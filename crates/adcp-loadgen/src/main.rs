@@ -57,7 +57,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out_jwks: PathBuf,
     },
-    /// Send signed webhooks and report throughput, latency and accounting.
+    /// Send signed webhooks (or, with --profile request, signed AdCP
+    /// requests) and report throughput, latency and accounting.
     Run(Box<RunArgs>),
 }
 
@@ -126,6 +127,11 @@ struct RunArgs {
     /// Per-request timeout, seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     timeout: f64,
+    /// What is signed: `webhook` (create_media_buy completions) or
+    /// `request` (MCP tools/call create_media_buy under the 3.2
+    /// request-signing profile, for `adcp-sig gateway --profile request`).
+    #[arg(long, value_name = "webhook|request", default_value = "webhook")]
+    profile: String,
     /// Seed of the request mix.
     #[arg(long, default_value_t = 0x00AD_C951_6000)]
     seed: u64,
@@ -245,6 +251,15 @@ async fn run(args: RunArgs) -> Result<ExitCode, Error> {
     options.seed = args.seed;
     options.duplicate_lag = args.duplicate_lag;
     options.progress = !args.json;
+    options.profile = match args.profile.as_str() {
+        "webhook" => adcp_loadgen::plan::SignProfile::Webhook,
+        "request" => adcp_loadgen::plan::SignProfile::Request,
+        other => {
+            return Err(Error::new(format!(
+                "--profile must be webhook or request, not {other:?}"
+            )))
+        }
+    };
     let report = adcp_loadgen::run::run(options).await?;
     if let Some(path) = &args.report {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -83,6 +83,23 @@ pub struct PlanConfig {
     /// A retry re-delivers an event sent at least this many requests
     /// earlier, so that its first delivery has normally been answered.
     pub duplicate_lag: usize,
+    /// What is signed: webhooks (the default) or AdCP requests.
+    pub profile: SignProfile,
+}
+
+/// What the load generator signs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SignProfile {
+    /// Webhooks (`create_media_buy` completions) under the webhook
+    /// profile, for a gateway in webhook mode.
+    #[default]
+    Webhook,
+    /// MCP `tools/call` `create_media_buy` requests under the 3.2
+    /// request-signing profile, for a gateway in request mode. The
+    /// event's `idempotency_key` is in the arguments and, for the sink's
+    /// accounting only, in an unsigned `X-Adcp-Idempotency-Key` header,
+    /// which the gateway passes through.
+    Request,
 }
 
 /// SplitMix64: a small, seedable generator for the request mix.
@@ -151,12 +168,16 @@ impl Planner {
             return Err(Error::new("--duplicates + --tampered must not exceed 1"));
         }
         let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        let profile = config.profile;
         let mut planner = Self {
             mix: Mix(config.seed),
             config,
             signers: keys
                 .into_iter()
-                .map(HttpSigner::webhook)
+                .map(|key| match profile {
+                    SignProfile::Webhook => HttpSigner::webhook(key),
+                    SignProfile::Request => HttpSigner::new(adcp_sign::SigningProfile::request_v3_2(), key),
+                })
                 .collect::<Result<Vec<_>, _>>()?,
             signed: 0,
             runtime,
@@ -235,7 +256,29 @@ impl Planner {
         self.signed = self.signed.wrapping_add(1);
         let url = &self.config.urls[target];
         let signer = &self.signers[which];
-        let signed = self.runtime.block_on(signer.sign_webhook(url, event))?;
+        let (signed, body) = match self.config.profile {
+            SignProfile::Webhook => (
+                self.runtime.block_on(signer.sign_webhook(url, event))?,
+                event.body().as_bytes().to_vec(),
+            ),
+            SignProfile::Request => {
+                let payload: serde_json::Value = serde_json::from_str(event.body().as_str())?;
+                let call = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": event_no,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "create_media_buy",
+                        "arguments": {"idempotency_key": event.idempotency_key().as_str(), "payload": payload}
+                    }
+                });
+                let body = adcp_sign::Body::json(&call)?;
+                let signed = self
+                    .runtime
+                    .block_on(signer.sign(&adcp_sign::UnsignedRequest::post(url, &body)))?;
+                (signed, body.as_bytes().to_vec())
+            }
+        };
         let uri: http::Uri = signed.url().parse()?;
         let path = uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
         let authority = uri
@@ -245,7 +288,10 @@ impl Planner {
         for (name, value) in signed.headers() {
             builder = builder.header(*name, value.as_str());
         }
-        let mut body = event.body().as_bytes().to_vec();
+        if self.config.profile == SignProfile::Request {
+            builder = builder.header("x-adcp-idempotency-key", event.idempotency_key().as_str());
+        }
+        let mut body = body;
         if kind == Kind::Tampered {
             tamper(&mut body);
         }
@@ -294,10 +340,37 @@ mod tests {
                 tampered,
                 seed: 7,
                 duplicate_lag: 8,
+                profile: SignProfile::Webhook,
             },
             key,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn request_profile_signs_mcp_calls_with_the_request_tag() {
+        let key = vec![SoftwareSigner::generate(Algorithm::Ed25519, "t").unwrap()];
+        let mut planner = Planner::new(
+            PlanConfig {
+                urls: vec!["http://127.0.0.1:9000/mcp".into()],
+                body_bytes: 300,
+                duplicates: 0.0,
+                tampered: 0.0,
+                seed: 1,
+                duplicate_lag: 8,
+                profile: SignProfile::Request,
+            },
+            key,
+        )
+        .unwrap();
+        let job = planner.next_job().unwrap();
+        let headers = job.request.headers().clone();
+        let input = headers["signature-input"].to_str().unwrap();
+        assert!(input.contains("tag=\"adcp/request-signing/v1\""), "{input}");
+        assert!(headers.contains_key("x-adcp-idempotency-key"));
+        let call: serde_json::Value = serde_json::from_slice(&body(job)).unwrap();
+        assert_eq!(call["method"], "tools/call");
+        assert_eq!(call["params"]["name"], "create_media_buy");
     }
 
     #[test]

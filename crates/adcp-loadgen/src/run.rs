@@ -10,7 +10,7 @@
 //! connection per URL.
 
 use crate::client::{Connection, Target};
-use crate::plan::{Job, Kind, PlanConfig, Planner};
+use crate::plan::{Job, Kind, PlanConfig, Planner, SignProfile};
 use crate::report::{Interval, Report};
 use crate::sink::fetch_stats;
 use crate::Error;
@@ -163,6 +163,8 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// Print each interval on stderr as it ends.
     pub progress: bool,
+    /// What is signed: webhooks (default) or AdCP requests.
+    pub profile: SignProfile,
 }
 
 impl RunOptions {
@@ -192,6 +194,7 @@ impl RunOptions {
             duplicate_lag: None,
             timeout: Duration::from_secs(10),
             progress: false,
+            profile: SignProfile::Webhook,
         }
     }
 }
@@ -300,6 +303,7 @@ pub async fn run(mut options: RunOptions) -> Result<Report, Error> {
         duplicate_lag: options
             .duplicate_lag
             .unwrap_or_else(|| (options.connections * 4).max(64).max(rate_lag)),
+        profile: options.profile,
     };
     let planner = Planner::new(plan, keys)?;
 

@@ -23,6 +23,30 @@ pub struct GatewayArgs {
     /// `listen`, `upstream`, `jwks`, `jwks_agent`, `agents`, `store`, …).
     #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_CONFIG")]
     pub config: Option<PathBuf>,
+    /// What the gateway verifies: `webhook` (signed webhooks, deduplicated
+    /// and forwarded once) or `request` (signed AdCP requests, in front of
+    /// a seller's own server: verified under `--capabilities`, proxied to
+    /// `--upstream` with the request's path and query, the answer relayed)
+    /// [default: webhook].
+    #[arg(long, value_name = "webhook|request", env = "ADCP_GATEWAY_PROFILE")]
+    pub profile: Option<String>,
+    /// Request mode: the seller's `get_adcp_capabilities` response (or its
+    /// `request_signing` object), a JSON file: the `required_for`,
+    /// `warn_for`, … the gate applies. Required with `--profile request`.
+    #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_CAPABILITIES")]
+    pub capabilities: Option<PathBuf>,
+    /// Request mode: how requests carry their operation: `jsonrpc` (MCP,
+    /// A2A JSON-RPC), `http-json` (A2A HTTP+JSON), `operation-path`
+    /// (`/adcp/<operation>`) or `infer` from each request's path
+    /// [default: infer].
+    #[arg(long, value_name = "BINDING", env = "ADCP_GATEWAY_BINDING")]
+    pub binding: Option<String>,
+    /// Request mode: the header whose presence makes an unsigned request
+    /// (or a failed `warn_for` signature) the seller's to judge: forwarded
+    /// with `X-Adcp-Signature: unsigned` / `failed` and no identity headers
+    /// [default: Authorization].
+    #[arg(long, value_name = "NAME", env = "ADCP_GATEWAY_CREDENTIAL_HEADER")]
+    pub credential_header: Option<String>,
     /// Address to listen on [default: 127.0.0.1:8790].
     #[arg(long, value_name = "ADDR", env = "ADCP_GATEWAY_LISTEN")]
     pub listen: Option<SocketAddr>,
@@ -36,9 +60,9 @@ pub struct GatewayArgs {
     /// [default: jwks-file].
     #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_JWKS_AGENT")]
     pub jwks_agent: Option<String>,
-    /// A seller's agent URL whose keys are discovered over HTTPS
-    /// (brand.json → agents[] → jwks_uri). Repeatable; comma-separated in
-    /// the environment.
+    /// A seller's agent URL (request mode: a buyer's) whose keys are
+    /// discovered over HTTPS (brand.json → agents[] → jwks_uri).
+    /// Repeatable; comma-separated in the environment.
     #[arg(
         long = "agent",
         value_name = "SELLER_URL",
@@ -123,7 +147,7 @@ pub struct GatewayArgs {
     /// The PEM private key of `--tls-cert`.
     #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_TLS_KEY")]
     pub tls_key: Option<PathBuf>,
-    /// A key id refused as revoked (`webhook_signature_key_revoked`),
+    /// A key id refused as revoked (`*_signature_key_revoked`),
     /// whatever the key source says, for every seller publishing it: a
     /// static revocation entry (a test kit's pre-revoked key, an emergency
     /// before the seller's list is updated). Repeatable (comma-separated
@@ -136,8 +160,9 @@ pub struct GatewayArgs {
     )]
     pub revoked_kids: Vec<String>,
     /// Most live replay-cache entries per keyid before its new signatures
-    /// are refused (`webhook_signature_rate_abuse`), in every store
-    /// [default: 100000, the spec's webhook recommendation]. Lower caps are
+    /// are refused (`*_signature_rate_abuse`), in every store [default:
+    /// the spec's recommendation, 100000 for webhooks, 1000000 for
+    /// requests]. Lower caps are
     /// for test counterparties (grading runs), not production.
     #[arg(long, value_name = "N", env = "ADCP_GATEWAY_REPLAY_CAP_PER_KEYID")]
     pub replay_cap_per_keyid: Option<usize>,
@@ -260,6 +285,18 @@ pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<Gatewa
         Some(path) => GatewayConfig::from_toml_file(path)?,
         None => GatewayConfig::default(),
     };
+    if let Some(profile) = &args.profile {
+        config.profile = profile.parse()?;
+    }
+    if let Some(path) = &args.capabilities {
+        config.capabilities = Some(path.clone());
+    }
+    if let Some(binding) = &args.binding {
+        config.binding = Some(binding.parse()?);
+    }
+    if let Some(name) = &args.credential_header {
+        config.credential_header = Some(name.clone());
+    }
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
@@ -483,7 +520,9 @@ async fn serve(config: &GatewayConfig) -> u8 {
     };
     // The secret file wins over the variable; either is a legacy HMAC
     // registration.
-    let mode = if config.hmac_secret.is_some() || config.hmac_secret_file.is_some() {
+    let mode = if config.profile == adcp_gateway::GatewayProfile::Request {
+        "signed requests"
+    } else if config.hmac_secret.is_some() || config.hmac_secret_file.is_some() {
         "legacy HMAC-SHA256"
     } else {
         "RFC 9421"
@@ -502,6 +541,13 @@ async fn serve(config: &GatewayConfig) -> u8 {
     }
     if let Some(cap) = config.replay_cap_per_keyid {
         extras.push_str(&format!("; replay cap {cap} per keyid"));
+    }
+    if let Some(path) = &config.capabilities {
+        extras.push_str(&format!(
+            "; capabilities {}; credential header {}",
+            path.display(),
+            config.credential_header.as_deref().unwrap_or("authorization")
+        ));
     }
     eprintln!(
         "adcp-sig gateway listening on {} ({mode}; {keys}; store {}; upstream {}{extras})",
@@ -629,6 +675,61 @@ mod tests {
         assert!(missing.is_err_and(|e| e.to_string().starts_with("--tls-cert ")));
         assert!(half.is_err_and(|e| e.to_string().contains("--tls-cert FILE and --tls-key FILE")));
         assert!(zero.is_err_and(|e| e.to_string().contains("--replay-cap-per-keyid")));
+    }
+
+    #[test]
+    fn request_mode_settings_come_from_flags_over_the_file() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-request-flags-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let caps = r#"{"supported": true, "covers_content_digest": "required", "required_for": ["create_media_buy"]}"#;
+        std::fs::write(dir.join("caps.json"), caps).unwrap_or_default();
+        std::fs::write(dir.join("other.json"), caps).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "profile = \"request\"\nupstream = \"http://127.0.0.1:1/\"\nagents = [\"https://buyer.example/\"]\ncapabilities = \"caps.json\"\nbinding = \"jsonrpc\"\ncredential_header = \"x-api-key\"\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file.clone()),
+            ..GatewayArgs::default()
+        };
+        let from_file = resolve(&args, None);
+        let from_flags = resolve(
+            &GatewayArgs {
+                capabilities: Some(dir.join("other.json")),
+                binding: Some("operation-path".into()),
+                credential_header: Some("x-token".into()),
+                ..args.clone()
+            },
+            None,
+        );
+        let webhook = resolve(
+            &GatewayArgs {
+                profile: Some("webhook".into()),
+                ..args.clone()
+            },
+            None,
+        );
+        let bad_profile = resolve(
+            &GatewayArgs {
+                profile: Some("both".into()),
+                ..args
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let from_file = from_file.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(from_file.profile, adcp_gateway::GatewayProfile::Request);
+        assert_eq!(from_file.capabilities, Some(dir.join("caps.json")));
+        assert_eq!(from_file.binding, Some(adcp_gateway::BindingSetting::Jsonrpc));
+        assert_eq!(from_file.credential_header.as_deref(), Some("x-api-key"));
+        let from_flags = from_flags.unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(from_flags.capabilities, Some(dir.join("other.json")));
+        assert_eq!(from_flags.binding, Some(adcp_gateway::BindingSetting::OperationPath));
+        assert_eq!(from_flags.credential_header.as_deref(), Some("x-token"));
+        assert!(webhook.is_err_and(|e| e.to_string().contains("--capabilities is a request-mode setting")));
+        assert!(bad_profile.is_err_and(|e| e.to_string().contains("--profile must be webhook or request")));
     }
 
     #[test]
