@@ -3,6 +3,7 @@
 
 # start NAME COMMAND...: runs COMMAND in the background, waits until it
 # prints "listening on http://ADDR" (stdout or stderr), sets URL and PID.
+# Waits at most $START_TIMEOUT seconds (default 10).
 start() {
     local name=$1
     shift
@@ -10,7 +11,7 @@ start() {
     PID=$!
     pids+=("$PID")
     URL=
-    for _ in $(seq 1 200); do
+    for _ in $(seq 1 $(( ${START_TIMEOUT:-10} * 20 ))); do
         URL=$(grep -ho 'listening on http://[0-9.:]*' "$work/$name.out" "$work/$name.err" 2>/dev/null | head -1 | sed 's/^listening on //') || true
         [ -n "$URL" ] && return 0
         kill -0 "$PID" 2>/dev/null || break
