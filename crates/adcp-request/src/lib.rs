@@ -153,6 +153,8 @@
 
 mod capability;
 mod client;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub use capability::request_signing_capability;
 pub use client::{
     CallResponse, CapabilityCache, ClientError, Counterparty, SigningClient, SigningClientBuilder, SigningDecision,
