@@ -360,6 +360,16 @@ pub enum ConfigError {
         #[source]
         source: adcp_jwks::DiscoveryError,
     },
+    /// The client that asks a buyer agent for its `get_adcp_capabilities`
+    /// (request mode's key discovery) cannot be built.
+    #[error("--agent {agent}: capabilities client: {source}")]
+    CapabilitiesClient {
+        /// The buyer's agent URL.
+        agent: String,
+        /// Why.
+        #[source]
+        source: adcp_request::ClientError,
+    },
     /// The test-only CA certificate could not be read.
     #[error("{}: {source}", path.display())]
     TestCa {
