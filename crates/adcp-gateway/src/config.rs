@@ -101,7 +101,9 @@ pub struct GatewayConfig {
     pub jwks_agent: String,
     /// Sellers' agent URLs whose keys are discovered over HTTPS
     /// (brand.json → `agents[]` → `jwks_uri`):
-    /// `agents = ["https://seller.example/mcp"]`.
+    /// `agents = ["https://seller.example/mcp"]`. In request mode, buyer
+    /// agents, discovered through the `identity.brand_json_url` chain
+    /// (the agent's `get_adcp_capabilities` first).
     pub agents: Vec<String>,
     /// Sellers with static keys: agent URL → public JWKS file (relative to
     /// the TOML file): `[sellers]` then

@@ -60,8 +60,9 @@ pub struct GatewayArgs {
     /// [default: jwks-file].
     #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_JWKS_AGENT")]
     pub jwks_agent: Option<String>,
-    /// A seller's agent URL (request mode: a buyer's) whose keys are
-    /// discovered over HTTPS (brand.json → agents[] → jwks_uri).
+    /// A seller's agent URL whose keys are discovered over HTTPS
+    /// (brand.json → agents[] → jwks_uri); in request mode a buyer's,
+    /// through its get_adcp_capabilities identity.brand_json_url.
     /// Repeatable; comma-separated in the environment.
     #[arg(
         long = "agent",

@@ -5,8 +5,8 @@
 //! `identity.brand_json_url`, its brand.json lists the agent with a
 //! `jwks_uri`, the JWKS holds the signing key. A signed request through
 //! the gateway is verified and forwarded with the agent's identity; an
-//! agent whose capabilities carry no `brand_json_url` gets the chain's
-//! own code.
+//! agent whose capabilities carry no `brand_json_url`, or that does not
+//! answer them, gets the chain's own code.
 
 use crate::request_mode::{send_raw, Seller};
 use crate::support::TempDir;
@@ -24,7 +24,10 @@ const KEYS_HOST: &str = "keys.buyer.example";
 const URL: &str = "https://seller.example/mcp";
 
 fn json_answer(value: &Value) -> impl axum::response::IntoResponse {
-    ([(axum::http::header::CONTENT_TYPE, "application/json")], value.to_string())
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
 }
 
 /// The buyer's side over HTTPS on loopback, and how often its agent was
@@ -206,7 +209,7 @@ async fn agent_keys_are_discovered_through_the_agents_brand_json_url() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agent_without_brand_json_url_gets_the_chains_code() {
+async fn a_broken_chain_answers_the_chains_own_code() {
     let dir = TempDir::new("request-chain-missing");
     let buyer = Buyer::start().await;
     let seller = Seller::start().await;
@@ -220,5 +223,15 @@ async fn an_agent_without_brand_json_url_gets_the_chains_code() {
         .unwrap();
     assert!(seller.seen().is_empty());
     assert!(!buyer.capabilities_calls.lock().unwrap().is_empty());
+    handle.shutdown().await.unwrap();
+
+    // An agent that does not answer its capabilities (404): transient.
+    let agent = buyer.url(AGENT_HOST, "/gone/mcp");
+    let handle = buyer.gateway(&dir, &seller, &agent).await;
+    let answer = send_raw(handle.local_addr(), "POST", URL, &headers, &body).await;
+    answer
+        .check_rejected("request_signature_capabilities_unreachable", 503)
+        .unwrap();
+    assert!(seller.seen().is_empty());
     handle.shutdown().await.unwrap();
 }

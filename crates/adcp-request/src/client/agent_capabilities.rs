@@ -77,8 +77,9 @@ impl AgentCapabilities {
     /// [`ClientError::Transport`] when the HTTP client cannot be built
     /// (for example a custom root that is not a certificate).
     pub fn from_fetch_config(config: &FetchConfig) -> Result<Self, ClientError> {
-        let policy =
-            TargetPolicy::from_destination_policy(adcp_jwks::DestinationPolicy::from_ssrf_policy(config.policy.clone()));
+        let policy = TargetPolicy::from_destination_policy(adcp_jwks::DestinationPolicy::from_ssrf_policy(
+            config.policy.clone(),
+        ));
         let http = policy
             .client_with(
                 &config.roots,

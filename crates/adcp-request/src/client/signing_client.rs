@@ -438,29 +438,29 @@ async fn exchange(
     body: &Body,
     transport: Transport,
 ) -> Result<(http::StatusCode, http::HeaderMap, bytes::Bytes), ClientError> {
-        // MCP streamable HTTP answers JSON or an event stream.
-        let accept = match transport {
-            Transport::Mcp => "application/json, text/event-stream",
-            Transport::A2a | Transport::Raw => "application/json",
-        };
-        builder = builder.header(http::header::ACCEPT, accept);
-        let mut response = builder
-            .body(body.as_bytes().to_vec())
-            .send()
-            .await
-            .map_err(|e| transport_error(&e))?;
-        let status = response.status();
-        let headers = std::mem::take(response.headers_mut());
-        let mut bytes = bytes::BytesMut::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(ClientError::Transport(format!(
-                    "response body longer than {MAX_RESPONSE_BYTES} bytes"
-                )));
-            }
-            bytes.extend_from_slice(&chunk);
+    // MCP streamable HTTP answers JSON or an event stream.
+    let accept = match transport {
+        Transport::Mcp => "application/json, text/event-stream",
+        Transport::A2a | Transport::Raw => "application/json",
+    };
+    builder = builder.header(http::header::ACCEPT, accept);
+    let mut response = builder
+        .body(body.as_bytes().to_vec())
+        .send()
+        .await
+        .map_err(|e| transport_error(&e))?;
+    let status = response.status();
+    let headers = std::mem::take(response.headers_mut());
+    let mut bytes = bytes::BytesMut::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
+        if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(ClientError::Transport(format!(
+                "response body longer than {MAX_RESPONSE_BYTES} bytes"
+            )));
         }
-        Ok((status, headers, bytes.freeze()))
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((status, headers, bytes.freeze()))
 }
 
 /// The counterparty's `get_adcp_capabilities` result (the AdCP document,
