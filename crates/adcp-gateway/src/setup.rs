@@ -157,7 +157,8 @@ fn key_resolver(
     // rules, roots and DNS as the fetches) → identity.brand_json_url →
     // eTLD+1 origin binding → brand.json agents[] → jwks_uri, with the
     // request surface's rules (no publisher pin) and the chain's own
-    // rejection codes.
+    // rejection codes. An agent with an onboarding-provided brand.json
+    // (--agent-brand-json) skips the capabilities call.
     let surface = if resolved.request.is_some() {
         adcp_jwks::SigningSurface::Request
     } else {
@@ -186,7 +187,11 @@ fn key_resolver(
             for agent in agents {
                 let fetch = overrides.fetch_config()?;
                 let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone()).surface(surface);
-                if surface == adcp_jwks::SigningSurface::Request {
+                if let Some(brand) = resolved.agent_brand_json.get(agent) {
+                    // Request mode, an onboarding-provided mapping: that
+                    // brand.json, no capabilities call.
+                    builder = builder.brand_json_url(brand.as_str());
+                } else if surface == adcp_jwks::SigningSurface::Request {
                     let source = adcp_request::AgentCapabilities::from_fetch_config(&fetch).map_err(|source| {
                         ConfigError::CapabilitiesClient {
                             agent: agent.clone(),

@@ -143,6 +143,16 @@ impl Buyer {
     /// A gateway in request mode discovering `agent`'s keys, in front of
     /// `seller`.
     async fn gateway(&self, dir: &TempDir, seller: &Seller, agent: &str) -> GatewayHandle {
+        let config = self.config(dir, seller, agent);
+        Gateway::from_config(&config)
+            .await
+            .unwrap()
+            .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+            .unwrap()
+    }
+
+    /// The settings of [`Buyer::gateway`].
+    fn config(&self, dir: &TempDir, seller: &Seller, agent: &str) -> GatewayConfig {
         std::fs::write(dir.0.join("ca.der"), &self.ca_der).unwrap();
         std::fs::write(
             dir.0.join("caps.json"),
@@ -163,11 +173,7 @@ impl Buyer {
             .iter()
             .map(|h| ((*h).to_owned(), IpAddr::V4(Ipv4Addr::LOCALHOST)))
             .collect();
-        Gateway::from_config(&config)
-            .await
-            .unwrap()
-            .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-            .unwrap()
+        config
     }
 
     /// A signed `create_media_buy` call: headers and body.
@@ -234,4 +240,75 @@ async fn a_broken_chain_answers_the_chains_own_code() {
         .unwrap();
     assert!(seller.seen().is_empty());
     handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_onboarding_brand_json_skips_the_capabilities_call() {
+    let dir = TempDir::new("request-chain-onboarding");
+    let buyer = Buyer::start().await;
+    let seller = Seller::start().await;
+    let agent = buyer.url(AGENT_HOST, "/mcp");
+    let brand = buyer.url(BRAND_HOST, "/.well-known/brand.json");
+    let mut config = buyer.config(&dir, &seller, &agent);
+    config
+        .set_agent_brand_json_entries([format!("{agent}={brand}")])
+        .unwrap();
+    let handle = Gateway::from_config(&config)
+        .await
+        .unwrap()
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let (headers, body) = buyer.sign().await;
+    let answer = send_raw(handle.local_addr(), "POST", URL, &headers, &body).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let seen = seller.seen();
+    assert_eq!(
+        seen[0]
+            .headers
+            .get("x-adcp-verified-agent")
+            .map(|v| v.to_str().unwrap()),
+        Some(agent.as_str())
+    );
+    assert!(
+        buyer.capabilities_calls.lock().unwrap().is_empty(),
+        "no capabilities call"
+    );
+    handle.shutdown().await.unwrap();
+
+    // Only for an --agent URL, only in request mode.
+    let mut other = config.clone();
+    other
+        .set_agent_brand_json_entries([format!("https://other.example/mcp={brand}")])
+        .unwrap();
+    assert!(matches!(
+        other.validate(),
+        Err(adcp_gateway::ConfigError::NotAnAgent { .. })
+    ));
+    let mut webhook = config.clone();
+    webhook.profile = adcp_gateway::GatewayProfile::Webhook;
+    webhook.capabilities = None;
+    assert!(matches!(
+        webhook.validate(),
+        Err(adcp_gateway::ConfigError::RequestModeOnly {
+            setting: "--agent-brand-json"
+        })
+    ));
+
+    // From TOML and the environment.
+    let pair = (
+        "https://a.example/mcp".to_owned(),
+        "https://a.example/.well-known/brand.json".to_owned(),
+    );
+    let toml = GatewayConfig::from_toml_str(
+        "[agent_brand_json]\n\"https://a.example/mcp\" = \"https://a.example/.well-known/brand.json\"\n",
+    )
+    .unwrap();
+    assert_eq!(toml.agent_brand_json, std::slice::from_ref(&pair));
+    let mut env = GatewayConfig::default();
+    env.apply_env_vars(|name| {
+        (name == "ADCP_GATEWAY_AGENT_BRAND_JSON")
+            .then(|| "https://a.example/mcp=https://a.example/.well-known/brand.json".into())
+    })
+    .unwrap();
+    assert_eq!(env.agent_brand_json, [pair]);
 }
