@@ -101,7 +101,9 @@ pub struct GatewayConfig {
     pub jwks_agent: String,
     /// Sellers' agent URLs whose keys are discovered over HTTPS
     /// (brand.json → `agents[]` → `jwks_uri`):
-    /// `agents = ["https://seller.example/mcp"]`.
+    /// `agents = ["https://seller.example/mcp"]`. In request mode, buyer
+    /// agents, discovered through the `identity.brand_json_url` chain
+    /// (the agent's `get_adcp_capabilities` first).
     pub agents: Vec<String>,
     /// Sellers with static keys: agent URL → public JWKS file (relative to
     /// the TOML file): `[sellers]` then
@@ -124,6 +126,15 @@ pub struct GatewayConfig {
     /// then `"https://seller.example/mcp" = "https://keys.seller.example/jwks.json"`.
     #[serde(deserialize_with = "table")]
     pub jwks_uri_pins: Vec<(String, String)>,
+    /// Request mode only: buyer agents whose brand.json location comes
+    /// from onboarding, as `(agent URL, brand.json URL)` pairs (each agent
+    /// one of [`agents`](Self::agents), given once). Such an agent is not
+    /// asked for its `get_adcp_capabilities`: its keys are discovered from
+    /// that brand.json (→ `agents[]` → `jwks_uri`), as the spec allows
+    /// for an onboarding-provided mapping. `[agent_brand_json]` then
+    /// `"https://buyer.example/mcp" = "https://buyer.example/.well-known/brand.json"`.
+    #[serde(deserialize_with = "table")]
+    pub agent_brand_json: Vec<(String, String)>,
     /// For sellers without a pin: adopt a brand.json whose `jwks_uri`
     /// differs from the one first learned (still alarmed) instead of
     /// refusing it until a restart (`adopt_jwks_uri_changes = true`).
@@ -247,6 +258,7 @@ impl Default for GatewayConfig {
             sellers: BTreeMap::new(),
             revocation_lists: Vec::new(),
             jwks_uri_pins: Vec::new(),
+            agent_brand_json: Vec::new(),
             adopt_jwks_uri_changes: false,
             store: StoreLocation::default(),
             store_namespace: DEFAULT_STORE_NAMESPACE.to_owned(),
@@ -289,6 +301,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("sellers", &self.sellers)
             .field("revocation_lists", &self.revocation_lists)
             .field("jwks_uri_pins", &self.jwks_uri_pins)
+            .field("agent_brand_json", &self.agent_brand_json)
             .field("adopt_jwks_uri_changes", &self.adopt_jwks_uri_changes)
             .field("store", &self.store)
             .field("store_namespace", &self.store_namespace)
@@ -331,6 +344,7 @@ mod env {
     pub(super) const SELLERS: &str = "ADCP_GATEWAY_SELLERS";
     pub(super) const REVOCATION_LISTS: &str = "ADCP_GATEWAY_REVOCATION_LISTS";
     pub(super) const JWKS_URI_PINS: &str = "ADCP_GATEWAY_JWKS_URI_PINS";
+    pub(super) const AGENT_BRAND_JSON: &str = "ADCP_GATEWAY_AGENT_BRAND_JSON";
     pub(super) const ADOPT_JWKS_URI_CHANGES: &str = "ADCP_GATEWAY_ADOPT_JWKS_URI_CHANGES";
     pub(super) const STORE: &str = "ADCP_GATEWAY_STORE";
     pub(super) const STORE_NAMESPACE: &str = "ADCP_GATEWAY_STORE_NAMESPACE";
@@ -525,6 +539,9 @@ impl GatewayConfig {
         if let Some(value) = text(env::JWKS_URI_PINS)? {
             self.set_jwks_uri_pin_entries(list(&value))?;
         }
+        if let Some(value) = text(env::AGENT_BRAND_JSON)? {
+            self.set_agent_brand_json_entries(list(&value))?;
+        }
         if switch(&text, env::ADOPT_JWKS_URI_CHANGES)? {
             self.adopt_jwks_uri_changes = true;
         }
@@ -654,6 +671,22 @@ impl GatewayConfig {
         Ok(())
     }
 
+    /// Replaces [`agent_brand_json`](Self::agent_brand_json) with
+    /// `AGENT_URL=BRAND_JSON_URL` entries: the syntax of
+    /// `--agent-brand-json` and `ADCP_GATEWAY_AGENT_BRAND_JSON`. Agents and
+    /// URLs are checked by [`validate`](Self::validate).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::MalformedEntry`]; the mappings are then unchanged.
+    pub fn set_agent_brand_json_entries<S: AsRef<str>>(
+        &mut self,
+        entries: impl IntoIterator<Item = S>,
+    ) -> Result<(), ConfigError> {
+        self.agent_brand_json = url_entries(AGENT_BRAND_JSON, entries)?;
+        Ok(())
+    }
+
     /// Checks the settings together, as [`Gateway::from_config`] does
     /// before anything is opened: an upstream, one key source per seller,
     /// revocation lists and pins for discovered sellers only (each URL
@@ -701,6 +734,7 @@ impl GatewayConfig {
         let allow_loopback = self.test_overrides.allow_loopback;
         let revocation_lists = check_seller_urls(REVOCATION_LIST, &self.revocation_lists, &keys, allow_loopback)?;
         let jwks_uri_pins = check_seller_urls(JWKS_URI_PIN, &self.jwks_uri_pins, &keys, allow_loopback)?;
+        let agent_brand_json = check_seller_urls(AGENT_BRAND_JSON, &self.agent_brand_json, &keys, allow_loopback)?;
         let hmac_secret = match &self.hmac_secret_file {
             Some(path) => {
                 let bytes = std::fs::read(path).map_err(|source| ConfigError::HmacSecretFile {
@@ -773,6 +807,7 @@ impl GatewayConfig {
             keys,
             revocation_lists,
             jwks_uri_pins,
+            agent_brand_json,
             hmac_secret,
             hmac_sender,
             tls,
@@ -791,6 +826,7 @@ impl GatewayConfig {
                 ("--capabilities", self.capabilities.is_some()),
                 ("--binding", self.binding.is_some()),
                 ("--credential-header", self.credential_header.is_some()),
+                ("--agent-brand-json", !self.agent_brand_json.is_empty()),
             ];
             if let Some((setting, _)) = request_only.into_iter().find(|(_, set)| *set) {
                 return Err(ConfigError::RequestModeOnly { setting });
@@ -921,6 +957,8 @@ pub(crate) struct Resolved {
     pub(crate) keys: KeySource,
     pub(crate) revocation_lists: BTreeMap<String, url::Url>,
     pub(crate) jwks_uri_pins: BTreeMap<String, url::Url>,
+    /// Request mode: onboarding-provided brand.json per buyer agent.
+    pub(crate) agent_brand_json: BTreeMap<String, url::Url>,
     pub(crate) hmac_secret: Option<Vec<u8>>,
     pub(crate) hmac_sender: Option<String>,
     pub(crate) tls: Option<crate::TlsConfig>,
@@ -1077,6 +1115,12 @@ const JWKS_URI_PIN: SellerUrlSetting = SellerUrlSetting {
     flag: "--pin-jwks-uri",
     value: "JWKS_URL",
     what: "jwks_uri",
+};
+
+const AGENT_BRAND_JSON: SellerUrlSetting = SellerUrlSetting {
+    flag: "--agent-brand-json",
+    value: "BRAND_JSON_URL",
+    what: "brand.json URL",
 };
 
 /// `SELLER_URL=VALUE` split at the first `=` (an agent URL has no query

@@ -82,14 +82,14 @@ pub enum ConfigError {
     /// A revocation list or `jwks_uri` pin given for a static key source.
     #[error("{setting} applies to sellers discovered with --agent, not to --jwks or HMAC-only")]
     NeedsDiscovery {
-        /// `--revocation-list` or `--pin-jwks-uri`.
+        /// `--revocation-list`, `--pin-jwks-uri` or `--agent-brand-json`.
         setting: &'static str,
     },
     /// A revocation list or `jwks_uri` pin for a seller that is not one
     /// of the discovered ones.
     #[error("{setting} {seller}={url}: {seller:?} is not one of the --agent URLs (compared byte for byte)")]
     NotAnAgent {
-        /// `--revocation-list` or `--pin-jwks-uri`.
+        /// `--revocation-list`, `--pin-jwks-uri` or `--agent-brand-json`.
         setting: &'static str,
         /// The seller named.
         seller: String,
@@ -100,7 +100,7 @@ pub enum ConfigError {
     /// guard refuses (not `https`, userinfo, a reserved address).
     #[error("{setting} {seller}={url}: {source}")]
     UnsafeUrl {
-        /// `--revocation-list` or `--pin-jwks-uri`.
+        /// `--revocation-list`, `--pin-jwks-uri` or `--agent-brand-json`.
         setting: &'static str,
         /// The seller.
         seller: String,
@@ -113,7 +113,7 @@ pub enum ConfigError {
     /// Two revocation lists, or two pins, for one seller.
     #[error("{setting}: {seller:?} is given more than one {what}")]
     GivenTwice {
-        /// `--revocation-list` or `--pin-jwks-uri`.
+        /// `--revocation-list`, `--pin-jwks-uri` or `--agent-brand-json`.
         setting: &'static str,
         /// The seller.
         seller: String,
@@ -359,6 +359,16 @@ pub enum ConfigError {
         /// Why.
         #[source]
         source: adcp_jwks::DiscoveryError,
+    },
+    /// The client that asks a buyer agent for its `get_adcp_capabilities`
+    /// (request mode's key discovery) cannot be built.
+    #[error("--agent {agent}: capabilities client: {source}")]
+    CapabilitiesClient {
+        /// The buyer's agent URL.
+        agent: String,
+        /// Why.
+        #[source]
+        source: adcp_request::ClientError,
     },
     /// The test-only CA certificate could not be read.
     #[error("{}: {source}", path.display())]

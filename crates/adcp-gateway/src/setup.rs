@@ -150,9 +150,15 @@ fn key_resolver(
     clock: Option<Arc<dyn Clock>>,
 ) -> Result<(Arc<dyn KeyResolver>, JwksUriChanges), ConfigError> {
     let overrides = &config.test_overrides;
-    // Webhook mode discovers sellers; request mode discovers buyer agents
-    // the same way (brand.json at the agent's origin → agents[] →
-    // jwks_uri), with the request surface's rules (no publisher pin).
+    // Webhook mode discovers sellers from brand.json at the agent's origin
+    // (→ agents[] → jwks_uri). Request mode discovers buyer agents through
+    // the spec's identity.brand_json_url chain: the agent's own
+    // get_adcp_capabilities (an unsigned MCP call under the same SSRF
+    // rules, roots and DNS as the fetches) → identity.brand_json_url →
+    // eTLD+1 origin binding → brand.json agents[] → jwks_uri, with the
+    // request surface's rules (no publisher pin) and the chain's own
+    // rejection codes. An agent with an onboarding-provided brand.json
+    // (--agent-brand-json) skips the capabilities call.
     let surface = if resolved.request.is_some() {
         adcp_jwks::SigningSurface::Request
     } else {
@@ -179,9 +185,22 @@ fn key_resolver(
         KeySource::Agents(agents) => {
             let mut changes = JwksUriChanges::default();
             for agent in agents {
-                let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone())
-                    .surface(surface)
-                    .fetch_config(overrides.fetch_config()?);
+                let fetch = overrides.fetch_config()?;
+                let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone()).surface(surface);
+                if let Some(brand) = resolved.agent_brand_json.get(agent) {
+                    // Request mode, an onboarding-provided mapping: that
+                    // brand.json, no capabilities call.
+                    builder = builder.brand_json_url(brand.as_str());
+                } else if surface == adcp_jwks::SigningSurface::Request {
+                    let source = adcp_request::AgentCapabilities::from_fetch_config(&fetch).map_err(|source| {
+                        ConfigError::CapabilitiesClient {
+                            agent: agent.clone(),
+                            source,
+                        }
+                    })?;
+                    builder = builder.capabilities(Arc::new(source));
+                }
+                builder = builder.fetch_config(fetch);
                 if let Some(list) = resolved.revocation_lists.get(agent) {
                     builder = builder
                         .revocation_list_url(list.as_str())

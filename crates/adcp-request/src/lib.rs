@@ -153,11 +153,13 @@
 
 mod capability;
 mod client;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub use capability::request_signing_capability;
 pub use client::{
-    CallResponse, CapabilityCache, ClientError, Counterparty, SigningClient, SigningClientBuilder, SigningDecision,
-    SigningReason, SigningVersion, TargetPolicy, Transport, DEFAULT_CAPABILITY_TTL, DEFAULT_TIMEOUT,
-    MAX_RESPONSE_BYTES,
+    AgentCapabilities, CallResponse, CapabilityCache, ClientError, Counterparty, SigningClient, SigningClientBuilder,
+    SigningDecision, SigningReason, SigningVersion, TargetPolicy, Transport, DEFAULT_CAPABILITIES_TIMEOUT,
+    DEFAULT_CAPABILITY_TTL, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES,
 };
 mod seller;
 #[cfg(feature = "axum")]

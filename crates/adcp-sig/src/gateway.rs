@@ -60,8 +60,9 @@ pub struct GatewayArgs {
     /// [default: jwks-file].
     #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_JWKS_AGENT")]
     pub jwks_agent: Option<String>,
-    /// A seller's agent URL (request mode: a buyer's) whose keys are
-    /// discovered over HTTPS (brand.json → agents[] → jwks_uri).
+    /// A seller's agent URL whose keys are discovered over HTTPS
+    /// (brand.json → agents[] → jwks_uri); in request mode a buyer's,
+    /// through its get_adcp_capabilities identity.brand_json_url.
     /// Repeatable; comma-separated in the environment.
     #[arg(
         long = "agent",
@@ -108,6 +109,17 @@ pub struct GatewayArgs {
         value_delimiter = ','
     )]
     pub jwks_uri_pins: Vec<String>,
+    /// Request mode only: an onboarding-provided brand.json for a buyer
+    /// agent (one of the `--agent` URLs, byte for byte), used instead of
+    /// asking the agent for its get_adcp_capabilities identity. Repeatable,
+    /// one per agent; comma-separated in the environment.
+    #[arg(
+        long = "agent-brand-json",
+        value_name = "AGENT_URL=BRAND_JSON_URL",
+        env = "ADCP_GATEWAY_AGENT_BRAND_JSON",
+        value_delimiter = ','
+    )]
+    pub agent_brand_json: Vec<String>,
     /// For sellers without `--pin-jwks-uri`: adopt a brand.json whose
     /// `jwks_uri` differs from the one first learned (still alarmed)
     /// instead of refusing it until an operator restarts the gateway.
@@ -322,6 +334,9 @@ pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<Gatewa
     if !args.jwks_uri_pins.is_empty() {
         config.set_jwks_uri_pin_entries(&args.jwks_uri_pins)?;
     }
+    if !args.agent_brand_json.is_empty() {
+        config.set_agent_brand_json_entries(&args.agent_brand_json)?;
+    }
     if args.adopt_jwks_uri_changes {
         config.adopt_jwks_uri_changes = true;
     }
@@ -491,7 +506,10 @@ async fn serve(config: &GatewayConfig) -> u8 {
                         None if config.adopt_jwks_uri_changes => "jwks_uri changes adopted".to_owned(),
                         None => "jwks_uri first learned kept".to_owned(),
                     };
-                    format!("{agent} {revocation} ({jwks_uri})")
+                    match url_of(&config.agent_brand_json, agent) {
+                        Some(brand) => format!("{agent} (brand.json {brand}) {revocation} ({jwks_uri})"),
+                        None => format!("{agent} {revocation} ({jwks_uri})"),
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(", ")

@@ -4,13 +4,16 @@
 //! webhook once and refuses a tampered one; HTTPS (HTTP/1.1 and HTTP/2
 //! by ALPN, the Host rule, certificate reloads); static revoked kids and
 //! the per-keyid replay cap; request mode (every request-signing vector
-//! through a running gateway, the proxy's header rules, the composition
-//! with the credential header).
+//! through a running gateway, the two policy files of the suite, the
+//! proxy's header rules, the composition with the credential header,
+//! buyer keys discovered through the `identity.brand_json_url` chain).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod config;
 mod limits;
+mod request_discovery;
 mod request_mode;
+mod request_policy;
 mod serve;
 mod support;
 mod tls;

@@ -35,24 +35,24 @@ const DIRS: [(&str, usize); 6] = [
 
 /// What the seller's server got: method, path and query, headers, body.
 #[derive(Debug, Clone)]
-struct Seen {
-    method: Method,
-    target: String,
-    headers: HeaderMap,
-    body: Vec<u8>,
+pub(crate) struct Seen {
+    pub(crate) method: Method,
+    pub(crate) target: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Vec<u8>,
 }
 
 /// The seller's own server: records every request, answers `200` with a
 /// JSON body and a header of its own (plus a hop-by-hop one the gateway
 /// must not relay).
-struct Seller {
+pub(crate) struct Seller {
     addr: SocketAddr,
     seen: Arc<Mutex<Vec<Seen>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Seller {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&seen);
         let app = Router::new().fallback(move |request: axum::extract::Request| {
@@ -84,11 +84,11 @@ impl Seller {
         Self { addr, seen, task }
     }
 
-    fn url(&self) -> url::Url {
+    pub(crate) fn url(&self) -> url::Url {
         format!("http://{}", self.addr).parse().unwrap()
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 }
@@ -101,14 +101,14 @@ impl Drop for Seller {
 
 /// A raw HTTP/1.1 answer.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Vec<&str> {
+    pub(crate) fn header(&self, name: &str) -> Vec<&str> {
         self.headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -116,14 +116,14 @@ impl Answer {
             .collect()
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 
     /// The exact refusal of a taxonomy code: its status, exactly one
     /// `WWW-Authenticate: Signature error="<code>"` for a `401`, the code
     /// in the body.
-    fn check_rejected(&self, code: &str, status: u16) -> Result<(), String> {
+    pub(crate) fn check_rejected(&self, code: &str, status: u16) -> Result<(), String> {
         let challenge = if status == 401 {
             vec![format!("Signature error=\"{code}\"")]
         } else {
@@ -148,7 +148,13 @@ fn split_url(url: &str) -> (&str, &str) {
 /// Writes one request as raw bytes (origin-form target, `Host` from the
 /// URL unless `headers` carry one, `Content-Length`, `Connection: close`)
 /// and reads the answer to the end.
-async fn send_raw(addr: SocketAddr, method: &str, url: &str, headers: &[(String, String)], body: &[u8]) -> Answer {
+pub(crate) async fn send_raw(
+    addr: SocketAddr,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Answer {
     let (authority, target) = split_url(url);
     let mut head = format!("{method} {target} HTTP/1.1\r\n").into_bytes();
     if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
@@ -208,7 +214,7 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
 }
 
 /// A request-mode gateway on loopback in front of `seller`.
-async fn serve(
+pub(crate) async fn serve(
     keys: Arc<dyn KeyResolver>,
     store: Arc<dyn adcp_store::Store>,
     options: GatewayOptions,
@@ -219,7 +225,7 @@ async fn serve(
         .unwrap()
 }
 
-async fn memory_store() -> Arc<dyn adcp_store::Store> {
+pub(crate) async fn memory_store() -> Arc<dyn adcp_store::Store> {
     adcp_store::open(&StoreUrl::Memory, StoreOptions::default())
         .await
         .unwrap()

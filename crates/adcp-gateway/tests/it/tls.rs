@@ -43,6 +43,11 @@ impl Pki {
         Self { ca, ca_key }
     }
 
+    /// The CA certificate, DER.
+    pub fn ca_der(&self) -> Vec<u8> {
+        self.ca.der().to_vec()
+    }
+
     /// A certificate for `names` (DNS SANs) with a fresh key.
     pub fn leaf(&self, names: &[&str]) -> Leaf {
         let params = rcgen::CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>()).unwrap();

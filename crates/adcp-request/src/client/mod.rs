@@ -6,8 +6,11 @@
 //! [`Transport`] and the wire shapes (`transport.rs`), the capability
 //! reader and [`CapabilityCache`] (`capability.rs`), [`SigningDecision`]
 //! (`decision.rs`), the SSRF [`TargetPolicy`] (`target.rs`),
+//! [`AgentCapabilities`], the key-discovery capabilities source
+//! (`agent_capabilities.rs`),
 //! [`CallResponse`] (`response.rs`) and [`ClientError`] (`error.rs`).
 
+mod agent_capabilities;
 mod capability;
 mod counterparty;
 mod decision;
@@ -17,6 +20,7 @@ mod signing_client;
 mod target;
 mod transport;
 
+pub use agent_capabilities::{AgentCapabilities, DEFAULT_CAPABILITIES_TIMEOUT};
 pub use capability::{CapabilityCache, DEFAULT_CAPABILITY_TTL};
 pub use counterparty::Counterparty;
 pub use decision::{SigningDecision, SigningReason, SigningVersion};

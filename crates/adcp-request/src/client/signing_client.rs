@@ -297,22 +297,11 @@ impl SigningClient {
     /// As [`SigningClient::capability`].
     pub async fn prime(&self, counterparty: &Counterparty) -> Result<VerifierCapability, ClientError> {
         let agent = counterparty.url();
-        let (url, body) =
-            self.operation_request(agent, counterparty.transport(), CAPABILITIES_OPERATION, &json!({}))?;
-        self.inner.policy.check(&url)?;
+        let result = fetch_capabilities(&self.inner.http, &self.inner.policy, counterparty, self.next_id()).await?;
         let failed = |reason: String| ClientError::Capability {
             agent: agent.to_owned(),
             reason,
         };
-        let (status, headers, bytes) = self.attempt(&url, &body, None, counterparty.transport()).await?;
-        if !status.is_success() {
-            return Err(failed(format!(
-                "get_adcp_capabilities answered HTTP {}",
-                status.as_u16()
-            )));
-        }
-        let document = json_body(&headers, &bytes).ok_or_else(|| failed("the answer is not JSON".to_owned()))?;
-        let result = counterparty.transport().result(&document).map_err(failed)?;
         let capability = request_signing_capability(&result).map_err(|e| failed(e.to_string()))?;
         self.inner
             .cache
@@ -410,7 +399,7 @@ impl SigningClient {
         transport: Transport,
     ) -> Result<(http::StatusCode, http::HeaderMap, bytes::Bytes), ClientError> {
         let http = &self.inner.http;
-        let mut builder = match profile {
+        let builder = match profile {
             Some(profile) => {
                 let signer = HttpSigner::new(profile, &self.inner.signer)?.with_clock(Arc::clone(&self.inner.clock));
                 let signed = signer.sign(&UnsignedRequest::post(url, body)).await?;
@@ -422,29 +411,7 @@ impl SigningClient {
             }
             None => http.post(url).header(http::header::CONTENT_TYPE, JSON_CONTENT_TYPE),
         };
-        // MCP streamable HTTP answers JSON or an event stream.
-        let accept = match transport {
-            Transport::Mcp => "application/json, text/event-stream",
-            Transport::A2a | Transport::Raw => "application/json",
-        };
-        builder = builder.header(http::header::ACCEPT, accept);
-        let mut response = builder
-            .body(body.as_bytes().to_vec())
-            .send()
-            .await
-            .map_err(|e| transport_error(&e))?;
-        let status = response.status();
-        let headers = std::mem::take(response.headers_mut());
-        let mut bytes = bytes::BytesMut::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(ClientError::Transport(format!(
-                    "response body longer than {MAX_RESPONSE_BYTES} bytes"
-                )));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        Ok((status, headers, bytes.freeze()))
+        exchange(builder, body, transport).await
     }
 }
 
@@ -462,6 +429,73 @@ fn resolve_own(transport: Transport, url: &str, body: &Body) -> Result<ResolvedR
             "the request does not resolve to exactly one operation"
         },
     })
+}
+
+/// Sends `builder` with `body` (the `Accept` header of `transport`) and
+/// reads the answer, at most [`MAX_RESPONSE_BYTES`] of body.
+async fn exchange(
+    mut builder: reqwest::RequestBuilder,
+    body: &Body,
+    transport: Transport,
+) -> Result<(http::StatusCode, http::HeaderMap, bytes::Bytes), ClientError> {
+    // MCP streamable HTTP answers JSON or an event stream.
+    let accept = match transport {
+        Transport::Mcp => "application/json, text/event-stream",
+        Transport::A2a | Transport::Raw => "application/json",
+    };
+    builder = builder.header(http::header::ACCEPT, accept);
+    let mut response = builder
+        .body(body.as_bytes().to_vec())
+        .send()
+        .await
+        .map_err(|e| transport_error(&e))?;
+    let status = response.status();
+    let headers = std::mem::take(response.headers_mut());
+    let mut bytes = bytes::BytesMut::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
+        if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(ClientError::Transport(format!(
+                "response body longer than {MAX_RESPONSE_BYTES} bytes"
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((status, headers, bytes.freeze()))
+}
+
+/// The counterparty's `get_adcp_capabilities` result (the AdCP document,
+/// out of its MCP / A2A envelope): one unsigned call to the agent URL
+/// through `http` after `policy`'s pre-send check. `http` must be a client
+/// of the policy's kind (pinning resolver, no redirects, timeouts, as
+/// [`TargetPolicy`] builds them); the body is capped at
+/// [`MAX_RESPONSE_BYTES`].
+pub(crate) async fn fetch_capabilities(
+    http: &reqwest::Client,
+    policy: &TargetPolicy,
+    counterparty: &Counterparty,
+    id: u64,
+) -> Result<Value, ClientError> {
+    let agent = counterparty.url();
+    let transport = counterparty.transport();
+    let message_id = Nonce::generate(&OsRandom)?;
+    let envelope = transport.operation_body(CAPABILITIES_OPERATION, json!({}), id, message_id.as_str());
+    let url = transport.url(agent, CAPABILITIES_OPERATION);
+    let body = Body::json(&envelope)?;
+    policy.check(&url)?;
+    let failed = |reason: String| ClientError::Capability {
+        agent: agent.to_owned(),
+        reason,
+    };
+    let builder = http.post(&url).header(http::header::CONTENT_TYPE, JSON_CONTENT_TYPE);
+    let (status, headers, bytes) = exchange(builder, &body, transport).await?;
+    if !status.is_success() {
+        return Err(failed(format!(
+            "get_adcp_capabilities answered HTTP {}",
+            status.as_u16()
+        )));
+    }
+    let document = json_body(&headers, &bytes).ok_or_else(|| failed("the answer is not JSON".to_owned()))?;
+    transport.result(&document).map_err(failed)
 }
 
 /// A transport failure, with the SSRF refusal named when the pinning

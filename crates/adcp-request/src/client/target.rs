@@ -1,7 +1,7 @@
 //! [`TargetPolicy`]: the SSRF rules every call's URL passes, and the
 //! SSRF-pinned reqwest client built from them.
 
-use adcp_jwks::{DestinationPolicy, SsrfError, SsrfPolicy};
+use adcp_jwks::{DestinationPolicy, DnsResolver, SsrfError, SsrfPolicy, SystemDnsResolver, TrustRoots};
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
@@ -102,8 +102,34 @@ impl TargetPolicy {
     /// redirects (a redirect would re-target a signed request), the
     /// pinning resolver, 5 s to connect and `timeout` per attempt.
     pub(crate) fn client(&self, timeout: Duration) -> Result<reqwest::Client, String> {
+        self.client_with(
+            &TrustRoots::WebPki,
+            Arc::new(SystemDnsResolver),
+            Duration::from_secs(5),
+            timeout,
+        )
+    }
+
+    /// [`client`](Self::client) trusting `roots` and resolving names with
+    /// `dns` (still through the pinning resolver), `connect` to connect.
+    pub(crate) fn client_with(
+        &self,
+        roots: &TrustRoots,
+        dns: Arc<dyn DnsResolver>,
+        connect: Duration,
+        timeout: Duration,
+    ) -> Result<reqwest::Client, String> {
         let mut store = rustls::RootCertStore::empty();
-        store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        match roots {
+            TrustRoots::WebPki => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+            TrustRoots::Custom(ders) => {
+                for der in ders {
+                    store
+                        .add(rustls::pki_types::CertificateDer::from(der.clone()))
+                        .map_err(|e| format!("trust root: {e}"))?;
+                }
+            }
+        }
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -115,9 +141,9 @@ impl TargetPolicy {
             .https_only(!self.plain_http)
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(5))
+            .connect_timeout(connect)
             .timeout(timeout)
-            .dns_resolver(self.inner.dns_resolver())
+            .dns_resolver(self.inner.dns_resolver_with(dns))
             .build()
             .map_err(|e| e.to_string())
     }

@@ -1,149 +1,42 @@
 //! The two policy files of the request-signing suite through the layer:
 //! `body-integrity-policy.json` (17 cases, with real signatures made to
 //! each case's facts) and `protocol-method-names.json` (declarations and
-//! exact-match cases, as unsigned JSON-RPC calls).
+//! exact-match cases, as unsigned JSON-RPC calls). The cases are built by
+//! `adcp_request::conformance`, which the gateway's request-mode tests
+//! share.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-use crate::common::{received, send, Answer, Buyer, NOW};
+use crate::common::{http_request, send, Answer};
+use adcp_request::conformance::{
+    body_integrity_case, protocol_method_call, requiring_methods, POLICY_BEARER, POLICY_NOW, PROTOCOL_METHOD_URL,
+};
 use adcp_request::RequestVerifier;
-use adcp_sigbase::encoding::BinaryEncoding;
-use adcp_sign::{LegacyDigest, SigningProfile, UnsignedRequest};
 use adcp_verify::request_policy::{FallbackCredential, VerifierCapability};
-use adcp_verify::{DigestCoverage, FixedClock, MemoryReplayStore, Profile};
+use adcp_verify::{FixedClock, MemoryReplayStore};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-const BEARER: &str = "Bearer seller-issued-token";
-
-fn fact(case: &Value, name: &str) -> Option<bool> {
-    case.get(name).map(|v| v.as_bool().unwrap())
-}
-
-/// `sig1=:<bytes>:` re-encoded from `from` to `to`, optionally with the
-/// first signature byte flipped.
-fn reencode(value: &str, from: BinaryEncoding, to: BinaryEncoding, flip: bool) -> String {
-    let inner = value.strip_prefix("sig1=:").and_then(|v| v.strip_suffix(':')).unwrap();
-    let mut bytes = from.decode(inner).unwrap();
-    if flip {
-        bytes[0] ^= 0x01;
-    }
-    format!("sig1=:{}:", to.encode(&bytes))
-}
-
+/// One case through a layer configured as the case assumes, with the
+/// seller's bearer token as the valid independent credential.
 async fn run_case(case: &Value) -> (String, Answer) {
-    let id = case["id"].as_str().unwrap();
-    let legacy = case["endpoint_profile"] != "3.2";
-    let (profile, policy) = if legacy {
-        let name = case["legacy_digest_policy"].as_str().unwrap();
-        let coverage = match name {
-            "either" => DigestCoverage::Either,
-            "forbidden" => DigestCoverage::Forbidden,
-            _ => DigestCoverage::Required,
-        };
-        (Profile::request_legacy(coverage), name)
-    } else {
-        (Profile::request_v3_2(), "required")
-    };
-    let mode = case["mode"].as_str().unwrap();
-    let protocol = mode.starts_with("protocol_methods_");
-    let capability = VerifierCapability::from_json(&json!({
-        "supported": true,
-        "covers_content_digest": policy,
-        mode: [if protocol { "tasks/cancel" } else { "create_media_buy" }],
-    }))
-    .unwrap();
-
-    let has_body = fact(case, "has_body").unwrap();
-    let covers = fact(case, "covers_content_digest").unwrap_or(false);
-    let signing = match (legacy, covers) {
-        (false, true) => SigningProfile::request_v3_2(),
-        (true, true) => SigningProfile::request_legacy(LegacyDigest::Cover),
-        (_, false) => SigningProfile::request_legacy(LegacyDigest::Omit),
-    };
-    let buyer = Buyer::with_profile(signing);
+    let case = body_integrity_case(case).await.unwrap();
     let verifier = RequestVerifier::builder(
-        Arc::new(buyer.keys.clone()),
+        Arc::new(case.keys),
         Arc::new(MemoryReplayStore::request()),
-        capability,
+        case.capability,
     )
-    .profile(profile)
-    .clock(Arc::new(FixedClock(NOW)))
+    .profile(case.profile)
+    .clock(Arc::new(FixedClock(POLICY_NOW)))
     .authenticator_fn(|parts, _| match parts.headers.get(http::header::AUTHORIZATION) {
-        Some(v) if v == BEARER => FallbackCredential::Valid,
+        Some(v) if v == POLICY_BEARER => FallbackCredential::Valid,
         _ => FallbackCredential::Absent,
     })
     .build()
     .unwrap();
-
-    let mut arguments = json!({"media_buy_id": "mb_1", "idempotency_key": id});
-    if let Some(version) = case.get("request_body_adcp_version") {
-        arguments["adcp_version"] = version.clone();
-    }
-    let body = if protocol {
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/cancel", "params": {"taskId": "task_1"}})
-    } else {
-        crate::common::tools_call("create_media_buy", arguments)
-    };
-    let signed = if has_body {
-        buyer.sign("https://seller.example.com/mcp", &body).await
-    } else {
-        // Without a body a JSON-RPC call has no operation: one operation
-        // per path instead (the outcome of this case does not depend on
-        // the list the operation is in).
-        let unsigned = UnsignedRequest::new("POST", "https://seller.example.com/adcp/create_media_buy");
-        buyer.signer.sign(&unsigned).await.unwrap()
-    };
-    let mut request = received(&signed);
-    let headers = request.headers_mut();
-    let wire = if legacy {
-        BinaryEncoding::Base64UrlUnpadded
-    } else {
-        BinaryEncoding::Base64Padded
-    };
-    let signature = headers["signature"].to_str().unwrap().to_owned();
-    let crypto_valid = fact(case, "cryptographic_signature_valid").unwrap_or(true);
-    let from = if covers || legacy {
-        wire
-    } else {
-        BinaryEncoding::Base64UrlUnpadded
-    };
-    let rewritten = reencode(&signature, from, wire, !crypto_valid);
-    headers.insert("signature", rewritten.parse().unwrap());
-    match (
-        fact(case, "signature_present").unwrap(),
-        case.get("signature_header_state"),
-    ) {
-        (true, Some(state)) => {
-            assert_eq!(state, "malformed_pair", "{id}");
-            headers.remove("signature-input");
-        }
-        (true, None) => {}
-        (false, _) => {
-            headers.remove("signature-input");
-            headers.remove("signature");
-        }
-    }
-    if fact(case, "fallback_auth_valid").unwrap() {
-        headers.insert(http::header::AUTHORIZATION, BEARER.parse().unwrap());
-    }
-    if fact(case, "digest_matches_body") == Some(false) {
-        // Same operation, other bytes: the digest no longer matches.
-        let (parts, body) = request.into_parts();
-        let text = String::from_utf8(
-            http_body_util::BodyExt::collect(body)
-                .await
-                .unwrap()
-                .to_bytes()
-                .to_vec(),
-        )
-        .unwrap();
-        let tampered = text.replacen("\"id\":1", "\"id\":2", 1);
-        assert_ne!(text, tampered, "{id}");
-        request = http::Request::from_parts(parts, http_body_util::Full::new(bytes::Bytes::from(tampered)));
-    }
-    (id.to_owned(), send(&verifier, request).await)
+    let request = http_request(&case.method, &case.url, &case.headers, Some(&case.body));
+    (case.id, send(&verifier, request).await)
 }
 
 #[tokio::test]
@@ -198,24 +91,12 @@ fn strings(v: &Value) -> Vec<&str> {
 
 /// An unsigned JSON-RPC call of `method` with a harmless A2A message.
 fn call(method: &str) -> http::Request<http_body_util::Full<bytes::Bytes>> {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {
-        "taskId": "task_1",
-        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"data": {"skill": "get_products"}}]}
-    }});
-    let headers = vec![("Content-Type".to_owned(), "application/json".to_owned())];
-    crate::common::http_request(
-        "POST",
-        "https://seller.example.com/a2a/jsonrpc",
-        &headers,
-        Some(body.to_string().as_bytes()),
-    )
+    let (headers, body) = protocol_method_call(method);
+    http_request("POST", PROTOCOL_METHOD_URL, &headers, Some(&body))
 }
 
 fn requiring<'a>(methods: impl IntoIterator<Item = &'a str>) -> RequestVerifier {
-    let capability = VerifierCapability::builder(DigestCoverage::Required)
-        .protocol_methods_required_for(methods)
-        .build()
-        .unwrap();
+    let capability = requiring_methods(methods).unwrap();
     RequestVerifier::builder(
         Arc::new(adcp_verify::StaticKeyResolver::new()),
         Arc::new(MemoryReplayStore::request()),

@@ -212,9 +212,10 @@ fn request_mode_usage_errors_exit_2() {
     assert!(out.contains("--binding must be"), "{out}");
 }
 
-/// `--agent` in request mode discovers a *buyer* agent's keys (brand.json
-/// at the agent's origin → `agents[]` → `jwks_uri`) and attributes the
-/// verified request to it.
+/// `--agent` in request mode discovers a *buyer* agent's keys through the
+/// `identity.brand_json_url` chain (the agent's `get_adcp_capabilities` →
+/// brand.json → `agents[]` → `jwks_uri`) and attributes the verified
+/// request to it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_mode_discovers_a_buyer_agents_keys_with_agent() {
     use crate::support::jwks::{ok, Server};
@@ -223,6 +224,12 @@ async fn request_mode_discovers_a_buyer_agents_keys_with_agent() {
     let s = Server::start(&["buyer.example", "keys.buyer.example"]).await;
     let key = SoftwareSigner::generate(Algorithm::Ed25519, "buyer-discovered-1").unwrap();
     let agent = s.url("buyer.example", "/");
+    // The agent answers its (unsigned, MCP) get_adcp_capabilities call.
+    let capabilities = json!({"identity": {"brand_json_url": s.url("buyer.example", "/.well-known/brand.json")}});
+    s.set(
+        "buyer.example/",
+        ok(json!({"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": capabilities}}).to_string()),
+    );
     s.set(
         "/.well-known/brand.json",
         ok(json!({"agents": [{"url": agent, "jwks_uri": s.url("keys.buyer.example", "/jwks.json")}]}).to_string()),
