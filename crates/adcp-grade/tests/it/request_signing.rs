@@ -1,4 +1,5 @@
-//! `grade_request_signing` against `adcp_request::RequestVerifierLayer`
+//! `grade_request_signing` against `adcp_request::RequestVerifierLayer` and
+//! our gateway in request mode,
 //! configured per the signed-requests test kit, and against broken
 //! endpoints.
 
@@ -228,4 +229,45 @@ async fn a_legacy_verifier_passes_the_root_vectors_it_can_advertise() {
             case.reason
         );
     }
+}
+
+/// Our gateway in request mode per the kit (the suite's request-signing
+/// keys trusted, `test-revoked-2026` revoked, a per-keyid cap of [`CAP`]),
+/// in front of an upstream that answers everything `200`.
+async fn gateway(suite: &Path) -> adcp_gateway::GatewayHandle {
+    let upstream = serve(Router::new().fallback(|| async { StatusCode::OK })).await;
+    let dir = std::env::temp_dir().join(format!("adcp-grade-request-gateway-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let jwks = dir.join("buyer-jwks.json");
+    std::fs::copy(suite.join("request-signing/keys.json"), &jwks).unwrap();
+    let capabilities = dir.join("capabilities.json");
+    std::fs::write(
+        &capabilities,
+        json!({"adcp": {"major_versions": [3]}, "request_signing": capability()}).to_string(),
+    )
+    .unwrap();
+    let toml = format!(
+        "profile = \"request\"\nlisten = \"127.0.0.1:0\"\nupstream = \"http://{upstream}\"\ncapabilities = \"{}\"\njwks = \"{}\"\njwks_agent = \"https://buyer-test-counterparty.example/\"\nstore = \"sqlite:{}\"\nrevoked_kids = [\"test-revoked-2026\"]\nreplay_cap_per_keyid = {CAP}\n",
+        capabilities.display(),
+        jwks.display(),
+        dir.join("replay.sqlite").display()
+    );
+    let config = adcp_gateway::GatewayConfig::from_toml_str(&toml).unwrap();
+    let gateway = adcp_gateway::Gateway::from_config(&config).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    gateway.serve(listener).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_gateway_in_request_mode_passes_every_vector() {
+    let Some(suite) = suite() else { return };
+    let handle = gateway(&suite).await;
+    let report = grade(handle.local_addr(), &suite, |_| {}).await;
+    assert!(report.is_success(), "{}", show(&report));
+    for case in report.cases.iter().filter(|c| c.status == Status::Skipped) {
+        assert!(!case.reason.is_empty(), "{}", case.id);
+    }
+    assert!(report.passed() >= 40, "{}", show(&report));
+    assert_eq!(report.failed(), 0, "{}", show(&report));
 }
