@@ -15,6 +15,7 @@ Subcommands (all files are JSON; every result goes to stdout):
                                verify_governance_authorization(); prints
                                {"ok", "error_code", "message"}; exit 0 / 1
   hash PAYLOAD...              compute_governed_payload_hash(); one hash a line
+                               (`error:<exception>` when the SDK refuses one)
   sign-revocation-list VECTORS LIST
                                the list as a flattened JWS (typ
                                adcp-gov-revocation+jws) signed with the test key
@@ -248,7 +249,10 @@ def main() -> int:
         from adcp.governance import compute_governed_payload_hash
 
         for path in a.payload:
-            print(compute_governed_payload_hash(load(path)))
+            try:
+                print(compute_governed_payload_hash(load(path)))
+            except Exception as e:  # e.g. rfc8785.IntegerDomainError
+                print(f"error:{type(e).__name__}")
         return 0
     if a.cmd == "claim":
         return cmd_claim(a)
