@@ -36,7 +36,9 @@ impl fmt::Display for AmountError {
 
 impl std::error::Error for AmountError {}
 
-/// Longest accepted amount text and exponent (bounds the normal form).
+/// Longest accepted amount text, and longest normal form: an exponent may
+/// not spell a value whose normal form would be longer (`2e64`), so that
+/// every accepted amount's normal form parses back to it.
 const MAX_TEXT: usize = 64;
 const MAX_EXPONENT: i64 = 64;
 
@@ -84,14 +86,24 @@ impl FromStr for Amount {
                 (digits[..p].to_owned(), digits[p..].to_owned())
             }
         };
-        Ok(Self {
+        let amount = Self {
             int: int.trim_start_matches('0').to_owned(),
             frac: frac.trim_end_matches('0').to_owned(),
-        })
+        };
+        if amount.normal_len() > MAX_TEXT {
+            return Err(err());
+        }
+        Ok(amount)
     }
 }
 
 impl Amount {
+    /// The length of the [`Display`](fmt::Display) form.
+    fn normal_len(&self) -> usize {
+        let frac = if self.frac.is_empty() { 0 } else { 1 + self.frac.len() };
+        self.int.len().max(1) + frac
+    }
+
     /// Zero.
     #[must_use]
     pub fn zero() -> Self {
@@ -235,6 +247,21 @@ mod tests {
         for bad in ["", "-1", "1.", ".5", "1e", "a", "1e999", "+1"] {
             assert!(bad.parse::<Amount>().is_err(), "{bad}");
         }
+    }
+
+    /// Fuzz finding: `2e64` spelled a 65-digit normal form, longer than any
+    /// accepted text, so its normal form did not parse back.
+    #[test]
+    fn every_accepted_amount_is_a_fixed_point_of_its_normal_form() {
+        for text in ["2e64", "1e64", "9.5e63", "1e-64", "0.5e-63", "12345678901234567890e44"] {
+            if let Ok(amount) = text.parse::<Amount>() {
+                assert_eq!(amount.to_string().parse::<Amount>().ok(), Some(amount), "{text}");
+            }
+        }
+        assert!("2e64".parse::<Amount>().is_err());
+        assert_eq!(a("2e63").to_string().len(), 64);
+        assert!("1e-64".parse::<Amount>().is_err(), "0. and 64 fraction digits");
+        assert_eq!(a("1e-62").to_string().len(), 64);
     }
 
     #[test]
