@@ -2,6 +2,7 @@
 //! the SSRF policy, and sending one prepared request.
 
 use crate::error::GradeError;
+use crate::report::CaseResult;
 use crate::report::Selection;
 use adcp_request::TargetPolicy;
 use std::path::PathBuf;
@@ -264,6 +265,47 @@ fn signature_error(challenge: &str) -> Option<String> {
 }
 
 /// The current Unix time.
+/// The first half of a rate-abuse case: sends the fillers `next` prepares
+/// until the endpoint answers `code` or `cap` were sent, and returns how
+/// many were sent. A filler refused otherwise, or unanswered, fails `case`
+/// (`refused` is the reason given).
+pub(crate) async fn fill_to_cap(
+    client: &Client,
+    cap: usize,
+    code: &str,
+    refused: &str,
+    mut next: impl FnMut() -> Result<Outgoing, String>,
+    case: CaseResult,
+) -> Result<(usize, CaseResult), CaseResult> {
+    let mut sent = 0;
+    while sent < cap {
+        let out = match next() {
+            Ok(out) => out,
+            Err(e) => return Err(case.graded(false, "not sent", format!("could not prepare: {e}"))),
+        };
+        sent += 1;
+        match client.send(&out).await {
+            Ok(answer) if answer.rejected_with(code) => break,
+            Ok(answer) if !answer.accepted() => {
+                return Err(case.graded(false, format!("filler {sent} {}", answer.describe()), refused))
+            }
+            Ok(_) => {}
+            Err(e) => return Err(case.graded(false, "no answer", e)),
+        }
+    }
+    Ok((sent, case))
+}
+
+/// `graded` with `note` appended to its reason.
+pub(crate) fn noted(graded: CaseResult, note: String) -> CaseResult {
+    let reason = if graded.reason.is_empty() {
+        note
+    } else {
+        format!("{}; {note}", graded.reason)
+    };
+    CaseResult { reason, ..graded }
+}
+
 pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

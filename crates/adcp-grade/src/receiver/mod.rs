@@ -9,7 +9,7 @@
 use crate::error::GradeError;
 use crate::prepare::{prepare, KeyRing, Recipe};
 use crate::report::{CaseResult, Report};
-use crate::runner::{now, Answer, Client, GradeOptions, Outgoing, RateAbuse};
+use crate::runner::{fill_to_cap, noted, now, Answer, Client, GradeOptions, Outgoing, RateAbuse};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_sign::IdempotencyKey;
 use adcp_webhook::{McpWebhook, TaskStatus};
@@ -323,34 +323,23 @@ impl Ctx<'_> {
 
     async fn rate_abuse(&self, vector: &Loaded, cap: usize, case: CaseResult) -> CaseResult {
         let code = vector.expect.clone().unwrap_or_default();
-        let mut sent = 0;
-        while sent < cap {
-            sent += 1;
-            let out = match self.outgoing(self.template) {
-                Ok(out) => out,
-                Err(e) => return case.graded(false, "not sent", format!("could not prepare: {e}")),
-            };
-            match self.client.send(&out).await {
-                Ok(answer) if answer.rejected_with(&code) => break,
-                Ok(answer) if !answer.accepted() => {
-                    return case.graded(
-                        false,
-                        format!("filler {sent} {}", answer.describe()),
-                        "a filler delivery was refused before the cap",
-                    )
-                }
-                Ok(_) => {}
-                Err(e) => return case.graded(false, "no answer", e),
-            }
-        }
-        let graded = self.single(vector, case).await;
-        let note = format!("after {sent} filler deliveries");
-        let reason = if graded.reason.is_empty() {
-            note
-        } else {
-            format!("{}; {note}", graded.reason)
+        let next = || self.outgoing(self.template).map_err(|e| e.to_string());
+        let filled = fill_to_cap(
+            self.client,
+            cap,
+            &code,
+            "a filler delivery was refused before the cap",
+            next,
+            case,
+        );
+        let (sent, case) = match filled.await {
+            Ok(filled) => filled,
+            Err(failed) => return failed,
         };
-        CaseResult { reason, ..graded }
+        noted(
+            self.single(vector, case).await,
+            format!("after {sent} filler deliveries"),
+        )
     }
 
     async fn send(&self, body: Vec<u8>, content_type: Option<&str>) -> Result<Answer, String> {

@@ -4,7 +4,7 @@
 use crate::error::GradeError;
 use crate::prepare::{join_url, prepare, raw_authority, KeyRing, Recipe};
 use crate::report::{CaseResult, Report};
-use crate::runner::{now, Answer, Client, GradeOptions, Outgoing, RateAbuse};
+use crate::runner::{fill_to_cap, noted, now, Answer, Client, GradeOptions, Outgoing, RateAbuse};
 use adcp_sigbase::encoding::BinaryEncoding;
 use adcp_verify::request_policy::VerifierCapability;
 use adcp_verify::DigestCoverage;
@@ -427,34 +427,23 @@ impl Ctx<'_> {
             return case.graded(false, "not sent", "no positive vector to fill the cap with");
         };
         let code = vector.expect.clone().unwrap_or_default();
-        let mut sent = 0;
-        while sent < cap {
-            let out = match self.outgoing(filler) {
-                Ok(out) => out,
-                Err(e) => return case.graded(false, "not sent", format!("could not prepare: {e}")),
-            };
-            sent += 1;
-            match self.client.send(&out).await {
-                Ok(answer) if answer.rejected_with(&code) => break,
-                Ok(answer) if !answer.accepted() => {
-                    return case.graded(
-                        false,
-                        format!("filler {sent} {}", answer.describe()),
-                        "a filler request was refused before the cap",
-                    )
-                }
-                Ok(_) => {}
-                Err(e) => return case.graded(false, "no answer", e),
-            }
-        }
-        let graded = self.single(vector, case).await;
-        let note = format!("after {sent} filler request(s)");
-        let reason = if graded.reason.is_empty() {
-            note
-        } else {
-            format!("{}; {note}", graded.reason)
+        let next = || self.outgoing(filler).map_err(|e| e.to_string());
+        let filled = fill_to_cap(
+            self.client,
+            cap,
+            &code,
+            "a filler request was refused before the cap",
+            next,
+            case,
+        );
+        let (sent, case) = match filled.await {
+            Ok(filled) => filled,
+            Err(failed) => return failed,
         };
-        CaseResult { reason, ..graded }
+        noted(
+            self.single(vector, case).await,
+            format!("after {sent} filler request(s)"),
+        )
     }
 }
 
