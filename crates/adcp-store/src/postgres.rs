@@ -4,17 +4,18 @@
 //! crate root).
 
 use crate::idempotency::{
-    plan_claim, record_from_columns, ClaimOutcome, ClaimStep, ClaimToken, ConfigError, Fingerprint, IdempotencyConfig,
-    IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
+    plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ConfigError, Fingerprint,
+    IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
 use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
-use tokio_postgres::{Client, GenericClient, NoTls, Row};
+use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
 
 /// Settings of a [`PostgresStore`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,17 +77,18 @@ impl Default for PostgresOptions {
 /// entirely, the idempotency keyspace per sender) and by
 /// [`PostgresStore::purge_expired`].
 ///
-/// Connections come from a small built-in pool; a broken connection is
-/// replaced on the next call, and every call is bounded by
+/// Connections come from a small built-in pool, each with the store's
+/// statements prepared once (a pooler in front of the server must support
+/// protocol-level prepared statements, as PgBouncer does from 1.21); a
+/// connection is replaced after any failed call, and every call is bounded by
 /// [`PostgresOptions::op_timeout`]: when the server is unreachable the call
 /// fails closed with a retryable error and recovers by itself once the
 /// server is back.
 pub struct PostgresStore {
     url: String,
     options: PostgresOptions,
-    pool: Vec<Mutex<Option<Client>>>,
+    pool: Vec<Mutex<Option<Conn>>>,
     next: AtomicUsize,
-    sql: Sql,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -97,39 +99,47 @@ impl fmt::Debug for PostgresStore {
     }
 }
 
-/// SQL text with the schema name substituted.
-struct Sql {
-    migrate: String,
-    delete_expired_replay: String,
-    lock_total: String,
-    replay_held: String,
-    cap_count: String,
-    replay_insert: String,
-    select_record: String,
-    delete_expired_sender: String,
-    ensure_sender: String,
-    lock_sender: String,
-    idem_insert: String,
-    idem_takeover: String,
-    idem_complete: String,
-    idem_completed_by: String,
-    idem_release: String,
-    sender_len: String,
-    purge_replay: String,
-    purge_idem: String,
-    note_record: String,
-    note_origin: String,
-    purge_notes: String,
+/// A pooled connection and the store's statements prepared on it.
+struct Conn {
+    client: Client,
+    sql: Statements,
 }
 
-impl Sql {
-    fn new(s: &str) -> Self {
-        // One simple-query batch runs as one implicit transaction (rolled
-        // back whole on error); the advisory lock, keyed by the schema name,
-        // serializes stores connecting at once, so the one-time counter
-        // rebuild below cannot interleave with another store's.
-        let migrate = format!(
-            "SELECT pg_advisory_xact_lock(hashtext('adcp_store_migrate:{s}'));
+/// The store's statements, prepared once per connection: a call then costs
+/// one round trip per statement, not a parse round trip before each.
+struct Statements {
+    delete_expired_replay: Statement,
+    lock_total: Statement,
+    replay_held: Statement,
+    cap_count: Statement,
+    replay_insert: Statement,
+    select_record: Statement,
+    select_records: Statement,
+    delete_expired_sender: Statement,
+    ensure_sender: Statement,
+    lock_sender: Statement,
+    idem_insert: Statement,
+    idem_takeover: Statement,
+    idem_complete: Statement,
+    idem_completed_by: Statement,
+    idem_release: Statement,
+    sender_len: Statement,
+    purge_replay: Statement,
+    purge_idem: Statement,
+    note_record: Statement,
+    note_origin: Statement,
+    purge_notes: Statement,
+}
+
+/// The schema's tables, created or migrated in place.
+///
+/// One simple-query batch runs as one implicit transaction (rolled back
+/// whole on error); the advisory lock, keyed by the schema name, serializes
+/// stores connecting at once, so the one-time counter rebuild below cannot
+/// interleave with another store's.
+fn migration(s: &str) -> String {
+    format!(
+        "SELECT pg_advisory_xact_lock(hashtext('adcp_store_migrate:{s}'));
 CREATE SCHEMA IF NOT EXISTS {s};
 CREATE TABLE IF NOT EXISTS {s}.replay (
     keyid TEXT NOT NULL, scoped BOOLEAN NOT NULL, scope TEXT NOT NULL, nonce BYTEA NOT NULL,
@@ -195,67 +205,121 @@ CREATE TABLE IF NOT EXISTS {s}.idempotency_notifications (
     sender TEXT NOT NULL, notification_id TEXT NOT NULL, key TEXT NOT NULL, expires_at BIGINT NOT NULL,
     PRIMARY KEY (sender, notification_id));
 CREATE INDEX IF NOT EXISTS idempotency_notifications_expires ON {s}.idempotency_notifications (expires_at);"
-        );
+    )
+}
+
+impl Statements {
+    /// Prepares every statement of schema `s` on `client`.
+    async fn prepare(client: &Client, s: &str) -> Result<Self, tokio_postgres::Error> {
+        let prepare = |text: String| async move { client.prepare(&text).await };
         let record_cols = "fingerprint, completed, token, attempt, lease_expires_at, completed_at, created_at, \
                            expires_at";
-        Self {
-            migrate,
-            delete_expired_replay: format!("DELETE FROM {s}.replay WHERE expires_at < $1"),
-            lock_total: format!("SELECT n FROM {s}.replay_total WHERE id = 0 FOR UPDATE"),
-            replay_held: format!(
+        Ok(Self {
+            delete_expired_replay: prepare(format!("DELETE FROM {s}.replay WHERE expires_at < $1")).await?,
+            lock_total: prepare(format!("SELECT n FROM {s}.replay_total WHERE id = 0 FOR UPDATE")).await?,
+            replay_held: prepare(format!(
                 "SELECT 1 FROM {s}.replay WHERE keyid = $1 AND scoped = $2 AND scope = $3 AND nonce = $4 \
                  AND expires_at >= $5"
-            ),
-            cap_count: format!("SELECT n FROM {s}.replay_cap_counts WHERE keyid = $1 AND agented = $2 AND agent = $3"),
-            replay_insert: format!(
+            ))
+            .await?,
+            cap_count: prepare(format!(
+                "SELECT n FROM {s}.replay_cap_counts WHERE keyid = $1 AND agented = $2 AND agent = $3"
+            ))
+            .await?,
+            replay_insert: prepare(format!(
                 "INSERT INTO {s}.replay (keyid, scoped, scope, nonce, expires_at, agented, agent) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7)"
-            ),
-            select_record: format!(
+            ))
+            .await?,
+            select_record: prepare(format!(
                 "SELECT {record_cols} FROM {s}.idempotency WHERE sender = $1 AND key = $2 AND expires_at >= $3"
-            ),
-            delete_expired_sender: format!("DELETE FROM {s}.idempotency WHERE sender = $1 AND expires_at < $2"),
-            ensure_sender: format!(
+            ))
+            .await?,
+            select_records: prepare(format!(
+                "SELECT key, {record_cols} FROM {s}.idempotency WHERE sender = $1 AND key = ANY($2) \
+                 AND expires_at >= $3"
+            ))
+            .await?,
+            delete_expired_sender: prepare(format!(
+                "DELETE FROM {s}.idempotency WHERE sender = $1 AND expires_at < $2"
+            ))
+            .await?,
+            ensure_sender: prepare(format!(
                 "INSERT INTO {s}.idempotency_counts (sender, n) VALUES ($1, 0) ON CONFLICT DO NOTHING"
-            ),
-            lock_sender: format!("SELECT n FROM {s}.idempotency_counts WHERE sender = $1 FOR UPDATE"),
-            idem_insert: format!(
+            ))
+            .await?,
+            lock_sender: prepare(format!(
+                "SELECT n FROM {s}.idempotency_counts WHERE sender = $1 FOR UPDATE"
+            ))
+            .await?,
+            idem_insert: prepare(format!(
                 "INSERT INTO {s}.idempotency (sender, key, fingerprint, completed, token, attempt, lease_expires_at, \
                  completed_at, created_at, expires_at) VALUES ($1, $2, $3, false, 1, 1, $4, 0, $5, $6)"
-            ),
-            idem_takeover: format!(
+            ))
+            .await?,
+            idem_takeover: prepare(format!(
                 "UPDATE {s}.idempotency SET token = $3, attempt = $4, lease_expires_at = $5, \
                  expires_at = GREATEST(expires_at, $6) WHERE sender = $1 AND key = $2"
-            ),
-            idem_complete: format!(
+            ))
+            .await?,
+            idem_complete: prepare(format!(
                 "UPDATE {s}.idempotency SET completed = true, completed_at = $4, expires_at = GREATEST(expires_at, $5) \
                  WHERE sender = $1 AND key = $2 AND token = $3 AND NOT completed AND expires_at >= $4"
-            ),
-            idem_completed_by: format!(
+            ))
+            .await?,
+            idem_completed_by: prepare(format!(
                 "SELECT 1 FROM {s}.idempotency WHERE sender = $1 AND key = $2 AND token = $3 AND completed \
                  AND expires_at >= $4"
-            ),
-            idem_release: format!(
+            ))
+            .await?,
+            idem_release: prepare(format!(
                 "DELETE FROM {s}.idempotency WHERE sender = $1 AND key = $2 AND token = $3 AND NOT completed \
                  AND expires_at >= $4"
-            ),
-            sender_len: format!("SELECT COUNT(*) FROM {s}.idempotency WHERE sender = $1 AND expires_at >= $2"),
-            purge_replay: format!("DELETE FROM {s}.replay WHERE expires_at < $1"),
-            purge_idem: format!("DELETE FROM {s}.idempotency WHERE expires_at < $1"),
+            ))
+            .await?,
+            sender_len: prepare(format!(
+                "SELECT COUNT(*) FROM {s}.idempotency WHERE sender = $1 AND expires_at >= $2"
+            ))
+            .await?,
+            purge_replay: prepare(format!("DELETE FROM {s}.replay WHERE expires_at < $1")).await?,
+            purge_idem: prepare(format!("DELETE FROM {s}.idempotency WHERE expires_at < $1")).await?,
             // A live record keeps its first key and only grows its expiry;
             // an expired one is replaced whole (SET reads the old row).
-            note_record: format!(
+            note_record: prepare(format!(
                 "INSERT INTO {s}.idempotency_notifications AS n (sender, notification_id, key, expires_at) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (sender, notification_id) DO UPDATE SET \
                  key = CASE WHEN n.expires_at < $5 THEN EXCLUDED.key ELSE n.key END, \
                  expires_at = GREATEST(n.expires_at, EXCLUDED.expires_at)"
-            ),
-            note_origin: format!(
+            ))
+            .await?,
+            note_origin: prepare(format!(
                 "SELECT key FROM {s}.idempotency_notifications WHERE sender = $1 AND notification_id = $2 \
                  AND expires_at >= $3"
-            ),
-            purge_notes: format!("DELETE FROM {s}.idempotency_notifications WHERE expires_at < $1"),
+            ))
+            .await?,
+            purge_notes: prepare(format!(
+                "DELETE FROM {s}.idempotency_notifications WHERE expires_at < $1"
+            ))
+            .await?,
+        })
+    }
+}
+
+impl Conn {
+    /// Connects to `url`, migrates schema `schema` first when `migrate`,
+    /// and prepares the store's statements.
+    async fn open(url: &str, schema: &str, migrate: bool) -> Result<Self, String> {
+        let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(pg)?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!(error = %e, "postgres store connection closed");
+            }
+        });
+        if migrate {
+            client.batch_execute(&migration(schema)).await.map_err(pg)?;
         }
+        let sql = Statements::prepare(&client, schema).await.map_err(pg)?;
+        Ok(Self { client, sql })
     }
 }
 
@@ -282,19 +346,22 @@ impl PostgresStore {
                 options.schema
             )));
         }
-        let pool = (0..options.pool_size.max(1)).map(|_| Mutex::new(None)).collect();
-        let store = Self {
+        let pool: Vec<Mutex<Option<Conn>>> = (0..options.pool_size.max(1)).map(|_| Mutex::new(None)).collect();
+        // The first connection migrates the schema, so that it and every
+        // later one can prepare statements against its tables.
+        let first = tokio::time::timeout(options.op_timeout, Conn::open(url, &options.schema, true))
+            .await
+            .map_err(|_| ConfigError::Backend(format!("postgres: timed out after {:?}", options.op_timeout)))?
+            .map_err(ConfigError::Backend)?;
+        if let Some(slot) = pool.first() {
+            *slot.lock().await = Some(first);
+        }
+        Ok(Self {
             url: url.to_owned(),
-            sql: Sql::new(&options.schema),
             options,
             pool,
             next: AtomicUsize::new(0),
-        };
-        store
-            .with_client(|client, sql| Box::pin(async move { client.batch_execute(&sql.migrate).await.map_err(pg) }))
-            .await
-            .map_err(ConfigError::Backend)?;
-        Ok(store)
+        })
     }
 
     /// The settings in force.
@@ -332,13 +399,14 @@ impl PostgresStore {
         .map_err(StoreError)
     }
 
-    /// Runs `f` on a pooled connection (connecting if needed) within the
-    /// operation timeout; a failed connection is discarded.
+    /// Runs `f` on a pooled connection (connecting and preparing the
+    /// statements if needed) within the operation timeout; the connection
+    /// is discarded when `f` fails.
     async fn with_client<T, F>(&self, f: F) -> Result<T, String>
     where
         F: for<'c> FnOnce(
             &'c mut Client,
-            &'c Sql,
+            &'c Statements,
         ) -> std::pin::Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'c>>,
     {
         let index = self.next.fetch_add(1, Ordering::Relaxed) % self.pool.len().max(1);
@@ -347,20 +415,17 @@ impl PostgresStore {
         };
         let work = async {
             let mut guard = slot.lock().await;
-            if guard.as_ref().is_none_or(Client::is_closed) {
-                let (client, connection) = tokio_postgres::connect(&self.url, NoTls).await.map_err(pg)?;
-                tokio::spawn(async move {
-                    if let Err(e) = connection.await {
-                        tracing::warn!(error = %e, "postgres store connection closed");
-                    }
-                });
-                *guard = Some(client);
+            if guard.as_ref().is_none_or(|conn| conn.client.is_closed()) {
+                *guard = Some(Conn::open(&self.url, &self.options.schema, false).await?);
             }
-            let Some(client) = guard.as_mut() else {
+            let Some(Conn { client, sql }) = guard.as_mut() else {
                 return Err("postgres: no connection".to_owned());
             };
-            let result = f(client, &self.sql).await;
-            if result.is_err() && client.is_closed() {
+            let result = f(client, sql).await;
+            if result.is_err() {
+                // Errors are rare, and some leave the connection unusable
+                // while still open (its prepared statements may refer to a
+                // schema dropped and re-created since): start afresh.
                 *guard = None;
             }
             result
@@ -488,15 +553,44 @@ impl ReplayStore for PostgresStore {
     }
 }
 
-fn read_record(row: &Row) -> Result<IdempotencyRecord, tokio_postgres::Error> {
-    record_from_columns(row.try_get(0)?, row.try_get(1)?, |i| row.try_get(i))
+/// The record whose columns start at column `first` of `row`.
+fn read_record(row: &Row, first: usize) -> Result<IdempotencyRecord, tokio_postgres::Error> {
+    record_from_columns(row.try_get(first)?, row.try_get(first + 1)?, |i| row.try_get(first + i))
+}
+
+/// One request of a [`claim_many`](IdempotencyStore::claim_many) batch and
+/// its position in the batch.
+struct BatchClaim {
+    sender: String,
+    key: String,
+    fingerprint: Vec<u8>,
+    position: usize,
+}
+
+/// The live records of `sender`'s `keys` at `now`, by key, read in one
+/// statement.
+async fn sender_records(
+    client: &impl GenericClient,
+    sql: &Statements,
+    sender: &str,
+    keys: &[&str],
+    now: i64,
+) -> Result<HashMap<String, IdempotencyRecord>, String> {
+    let rows = client
+        .query(&sql.select_records, &[&sender, &keys, &now])
+        .await
+        .map_err(pg)?;
+    rows.iter()
+        .map(|row| Ok((row.try_get(0)?, read_record(row, 1)?)))
+        .collect::<Result<_, tokio_postgres::Error>>()
+        .map_err(pg)
 }
 
 /// The live record of `sender`'s `idem_key` at `now`, through a client or a
 /// transaction.
 async fn live_record(
     client: &impl GenericClient,
-    sql: &Sql,
+    sql: &Statements,
     sender: &str,
     idem_key: &str,
     now: i64,
@@ -505,9 +599,76 @@ async fn live_record(
         .query_opt(&sql.select_record, &[&sender, &idem_key, &now])
         .await
         .map_err(pg)?
-        .map(|row| read_record(&row))
+        .map(|row| read_record(&row, 0))
         .transpose()
         .map_err(pg)
+}
+
+/// Locks `sender`'s counter row for the rest of transaction `tx`, deletes
+/// the sender's expired records and returns how many live ones it holds.
+async fn lock_sender(tx: &Transaction<'_>, sql: &Statements, sender: &str, now: i64) -> Result<u64, String> {
+    tx.execute(&sql.ensure_sender, &[&sender]).await.map_err(pg)?;
+    tx.query(&sql.lock_sender, &[&sender]).await.map_err(pg)?;
+    tx.execute(&sql.delete_expired_sender, &[&sender, &now])
+        .await
+        .map_err(pg)?;
+    let live: i64 = tx
+        .query_one(&sql.lock_sender, &[&sender])
+        .await
+        .map_err(pg)?
+        .try_get(0)
+        .map_err(pg)?;
+    Ok(u64::try_from(live).unwrap_or(0))
+}
+
+/// Claims `(sender, key, fingerprint)`, whose live record is `existing`, in
+/// transaction `tx`, which holds the sender's lock ([`lock_sender`]);
+/// `sender_live` counts the sender's live records and grows with an
+/// inserted one.
+async fn claim_locked(
+    tx: &Transaction<'_>,
+    sql: &Statements,
+    sender_live: &mut u64,
+    existing: Option<&IdempotencyRecord>,
+    (sender, idem_key, fingerprint): (&str, &str, &[u8]),
+    config: &IdempotencyConfig,
+    now: i64,
+) -> Result<ClaimOutcome, String> {
+    let write = match plan_claim(existing, fingerprint, *sender_live, config, now) {
+        ClaimStep::Answer(outcome) => return Ok(outcome),
+        ClaimStep::Write(write) => write,
+    };
+    if write.takeover {
+        tx.execute(
+            &sql.idem_takeover,
+            &[
+                &sender,
+                &idem_key,
+                &write.claim.token.0,
+                &i64::from(write.claim.attempt),
+                &write.claim.lease_expires_at,
+                &write.expires_at,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    } else {
+        tx.execute(
+            &sql.idem_insert,
+            &[
+                &sender,
+                &idem_key,
+                &fingerprint,
+                &write.claim.lease_expires_at,
+                &now,
+                &write.expires_at,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+        *sender_live += 1;
+    }
+    Ok(write.outcome())
 }
 
 /// One completion: `token` completes `sender`'s `idem_key` at `now`,
@@ -526,7 +687,7 @@ impl Completion {
     /// Applies the completion through a client or a transaction; returns
     /// whether the token owns the (now completed) record. The notification
     /// record is written only for an owner.
-    async fn apply(&self, client: &impl GenericClient, sql: &Sql) -> Result<bool, String> {
+    async fn apply(&self, client: &impl GenericClient, sql: &Statements) -> Result<bool, String> {
         let Self {
             sender,
             idem_key,
@@ -581,60 +742,111 @@ impl IdempotencyStore for PostgresStore {
                     }
                 }
                 let tx = client.transaction().await.map_err(pg)?;
-                tx.execute(&sql.ensure_sender, &[&sender]).await.map_err(pg)?;
-                tx.query(&sql.lock_sender, &[&sender]).await.map_err(pg)?;
-                tx.execute(&sql.delete_expired_sender, &[&sender, &now])
-                    .await
-                    .map_err(pg)?;
-                let sender_live: i64 = tx
-                    .query_one(&sql.lock_sender, &[&sender])
-                    .await
-                    .map_err(pg)?
-                    .try_get(0)
-                    .map_err(pg)?;
+                let mut sender_live = lock_sender(&tx, sql, &sender, now).await?;
                 let existing = live_record(&tx, sql, &sender, &idem_key, now).await?;
-                let sender_live = u64::try_from(sender_live).unwrap_or(0);
-                let outcome = match plan_claim(existing.as_ref(), &fingerprint, sender_live, &config, now) {
-                    ClaimStep::Answer(outcome) => outcome,
-                    ClaimStep::Write(write) if write.takeover => {
-                        tx.execute(
-                            &sql.idem_takeover,
-                            &[
-                                &sender,
-                                &idem_key,
-                                &write.claim.token.0,
-                                &i64::from(write.claim.attempt),
-                                &write.claim.lease_expires_at,
-                                &write.expires_at,
-                            ],
-                        )
-                        .await
-                        .map_err(pg)?;
-                        write.outcome()
-                    }
-                    ClaimStep::Write(write) => {
-                        tx.execute(
-                            &sql.idem_insert,
-                            &[
-                                &sender,
-                                &idem_key,
-                                &fingerprint,
-                                &write.claim.lease_expires_at,
-                                &now,
-                                &write.expires_at,
-                            ],
-                        )
-                        .await
-                        .map_err(pg)?;
-                        write.outcome()
-                    }
-                };
+                let request = (sender.as_str(), idem_key.as_str(), fingerprint.as_slice());
+                let outcome =
+                    claim_locked(&tx, sql, &mut sender_live, existing.as_ref(), request, &config, now).await?;
                 tx.commit().await.map_err(pg)?;
                 Ok(outcome)
             })
         })
         .await
         .map_err(IdempotencyError::Unavailable)
+    }
+
+    /// As many claims as one call can make: first, per sender, one
+    /// lock-free read of the batch's live records answers every request a
+    /// single claim would answer from its fast path; the rest are claimed
+    /// in one transaction, so one commit acknowledges them all, each
+    /// sender's counter row locked once (senders in sorted order, so
+    /// concurrent batches cannot deadlock) and its requests claimed in
+    /// batch order. If the transaction fails, none of it is applied and
+    /// every request answers `Unavailable`.
+    async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
+        if requests.is_empty() {
+            return Vec::new();
+        }
+        // Grouped by sender; the sort is stable, so a sender's requests
+        // keep their batch order.
+        let mut owned: Vec<BatchClaim> = requests
+            .iter()
+            .enumerate()
+            .map(|(position, r)| BatchClaim {
+                sender: r.key.sender.to_owned(),
+                key: r.key.idempotency_key.to_owned(),
+                fingerprint: r.fingerprint.as_bytes().to_vec(),
+                position,
+            })
+            .collect();
+        owned.sort_by(|a, b| a.sender.cmp(&b.sender));
+        let config = self.options.idempotency;
+        let answers = self
+            .with_client(move |client, sql| {
+                Box::pin(async move {
+                    let mut answers = Vec::with_capacity(owned.len());
+                    let mut pending = Vec::new();
+                    for group in owned.chunk_by(|a, b| a.sender == b.sender) {
+                        let keys: Vec<&str> = group.iter().map(|c| c.key.as_str()).collect();
+                        let records = sender_records(&*client, sql, &group[0].sender, &keys, now).await?;
+                        for request in group {
+                            let existing = records.get(&request.key);
+                            match existing.map(|r| plan_claim(Some(r), &request.fingerprint, 0, &config, now)) {
+                                Some(ClaimStep::Answer(outcome)) => answers.push((request.position, outcome)),
+                                _ => pending.push(request),
+                            }
+                        }
+                    }
+                    if !pending.is_empty() {
+                        let tx = client.transaction().await.map_err(pg)?;
+                        for group in pending.chunk_by(|a, b| a.sender == b.sender) {
+                            let Some(first) = group.first() else { continue };
+                            let mut sender_live = lock_sender(&tx, sql, &first.sender, now).await?;
+                            let keys: Vec<&str> = group.iter().map(|c| c.key.as_str()).collect();
+                            let mut records = sender_records(&tx, sql, &first.sender, &keys, now).await?;
+                            let mut written = HashSet::new();
+                            for request in group {
+                                let BatchClaim {
+                                    sender,
+                                    key,
+                                    fingerprint,
+                                    position,
+                                } = request;
+                                // A key claimed earlier in the batch changed
+                                // since it was read: read it again.
+                                if written.contains(key.as_str()) {
+                                    match live_record(&tx, sql, sender, key, now).await? {
+                                        Some(record) => records.insert(key.clone(), record),
+                                        None => records.remove(key),
+                                    };
+                                }
+                                let outcome = claim_locked(
+                                    &tx,
+                                    sql,
+                                    &mut sender_live,
+                                    records.get(key),
+                                    (sender, key, fingerprint),
+                                    &config,
+                                    now,
+                                )
+                                .await?;
+                                if matches!(outcome, ClaimOutcome::Claimed(_)) {
+                                    written.insert(key.as_str());
+                                }
+                                answers.push((*position, outcome));
+                            }
+                        }
+                        tx.commit().await.map_err(pg)?;
+                    }
+                    answers.sort_unstable_by_key(|(position, _)| *position);
+                    Ok(answers)
+                })
+            })
+            .await;
+        match answers {
+            Ok(answers) => answers.into_iter().map(|(_, outcome)| Ok(outcome)).collect(),
+            Err(e) => vec![Err(IdempotencyError::Unavailable(e)); requests.len()],
+        }
     }
 
     async fn complete(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {

@@ -1029,6 +1029,36 @@ pub async fn idem_claim_many_answers_each_request_like_claim<B: Backend>(b: &B) 
     assert!(store.claim_many(&[], NOW).await.is_empty());
 }
 
+/// Idempotency: in one `claim_many`, an expired lease is taken over once
+/// (the key's later requests in the batch see the new claim), and the
+/// requests of several senders, interleaved, are answered in batch order.
+pub async fn idem_claim_many_takes_over_an_expired_lease_once<B: Backend>(b: &B) {
+    let store = b.idem(config(30, 100)).await;
+    let crashed = ev(SELLER, "whk_crash");
+    let first = claimed(store.claim(crashed, FP, NOW).await.unwrap());
+    // Sorts before SELLER, so a backend grouping by sender reorders it.
+    let other = ev("https://a.example/mcp", "whk_crash");
+    let request = |key| ClaimRequest { key, fingerprint: FP };
+    let outcomes = store
+        .claim_many(&[request(crashed), request(other), request(crashed)], NOW + 31)
+        .await;
+    let second = claimed(outcomes[0].clone().unwrap());
+    assert_eq!(second.attempt, 2);
+    assert_ne!(second.token, first.token);
+    assert_eq!(claimed(outcomes[1].clone().unwrap()).attempt, 1);
+    assert_eq!(
+        outcomes[2],
+        Ok(ClaimOutcome::InProgress {
+            lease_expires_at: NOW + 61
+        })
+    );
+    assert_eq!(
+        store.complete(crashed, first.token, NOW + 32).await,
+        Err(IdempotencyError::NotOwner)
+    );
+    store.complete(crashed, second.token, NOW + 32).await.unwrap();
+}
+
 /// Idempotency: concurrent batched claims have exactly one winner per key.
 pub async fn idem_concurrent_batched_claims_have_one_winner_per_key<B: Backend>(b: &B) {
     const TASKS: usize = 64;
