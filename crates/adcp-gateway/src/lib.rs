@@ -138,6 +138,7 @@ mod error;
 mod forward;
 mod keys;
 mod metrics;
+mod purge;
 mod request;
 mod server;
 mod setup;
@@ -157,7 +158,7 @@ pub use tls::TlsConfig;
 // The parameter types of `Gateway::new` and `GatewayOptions`, so that a
 // user of this crate can name everything they take.
 #[doc(no_inline)]
-pub use adcp_store::Store;
+pub use adcp_store::{PurgeExpired, Store};
 #[doc(no_inline)]
 pub use adcp_verify::legacy::WebhookAuthMode;
 #[doc(no_inline)]
