@@ -27,7 +27,10 @@
 //! ([`GatewayConfig::header_timeout`], the connection is closed) and body
 //! ([`GatewayConfig::body_timeout`], `408`); past
 //! [`GatewayConfig::max_concurrency`] webhooks in flight, a request is
-//! shed at once with `503` and `Retry-After: 1`.
+//! shed at once with `503` and `Retry-After: 1`. While it serves, the
+//! gateway deletes the store's expired rows every
+//! [`GatewayConfig::purge_interval`] (SQLite and PostgreSQL keep them
+//! until then; Redis expires its keys itself).
 //!
 //! # Request mode
 //!
