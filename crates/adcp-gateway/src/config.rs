@@ -40,6 +40,8 @@ pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default most webhook requests handled at once; more are shed with `503`.
 pub(crate) const DEFAULT_MAX_CONCURRENCY: usize = 512;
+/// Default interval between two purges of the store's expired rows.
+pub(crate) const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_secs(300);
 
 /// The gateway's settings.
 ///
@@ -220,6 +222,16 @@ pub struct GatewayConfig {
     /// Default 24 h.
     #[serde(deserialize_with = "seconds")]
     pub dedup_window: Duration,
+    /// How often the store's expired replay entries, dedup records and
+    /// notification records are deleted, SQLite and PostgreSQL (and
+    /// `memory:`); Redis expires its keys itself. Writes only expire the
+    /// rows they touch, and nothing else deletes expired notification
+    /// records, so without it a long-running gateway's store grows without
+    /// bound. The first purge runs shortly after start; a failed one is
+    /// logged and retried at the next interval (`purge_interval = 300`,
+    /// seconds; `0` never purges). Default 300 s.
+    #[serde(deserialize_with = "seconds")]
+    pub purge_interval: Duration,
     /// Bound on receiving a request's headers; an idle keep-alive
     /// connection is closed after as long (`header_timeout = 10`,
     /// seconds). Default 10 s.
@@ -277,6 +289,7 @@ impl Default for GatewayConfig {
             store_timeout: DEFAULT_STORE_TIMEOUT,
             claim_lease: DEFAULT_CLAIM_LEASE,
             dedup_window: MIN_DEDUP_WINDOW,
+            purge_interval: DEFAULT_PURGE_INTERVAL,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
@@ -320,6 +333,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("store_timeout", &self.store_timeout)
             .field("claim_lease", &self.claim_lease)
             .field("dedup_window", &self.dedup_window)
+            .field("purge_interval", &self.purge_interval)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_concurrency", &self.max_concurrency)
@@ -362,6 +376,7 @@ mod env {
     pub(super) const STORE_TIMEOUT: &str = "ADCP_GATEWAY_STORE_TIMEOUT";
     pub(super) const CLAIM_LEASE: &str = "ADCP_GATEWAY_CLAIM_LEASE";
     pub(super) const DEDUP_WINDOW: &str = "ADCP_GATEWAY_DEDUP_WINDOW";
+    pub(super) const PURGE_INTERVAL: &str = "ADCP_GATEWAY_PURGE_INTERVAL";
     pub(super) const HEADER_TIMEOUT: &str = "ADCP_GATEWAY_HEADER_TIMEOUT";
     pub(super) const BODY_TIMEOUT: &str = "ADCP_GATEWAY_BODY_TIMEOUT";
     pub(super) const MAX_CONCURRENCY: &str = "ADCP_GATEWAY_MAX_CONCURRENCY";
@@ -590,6 +605,7 @@ impl GatewayConfig {
             (env::STORE_TIMEOUT, &mut self.store_timeout),
             (env::CLAIM_LEASE, &mut self.claim_lease),
             (env::DEDUP_WINDOW, &mut self.dedup_window),
+            (env::PURGE_INTERVAL, &mut self.purge_interval),
             (env::HEADER_TIMEOUT, &mut self.header_timeout),
             (env::BODY_TIMEOUT, &mut self.body_timeout),
         ] {

@@ -27,7 +27,10 @@
 //! ([`GatewayConfig::header_timeout`], the connection is closed) and body
 //! ([`GatewayConfig::body_timeout`], `408`); past
 //! [`GatewayConfig::max_concurrency`] webhooks in flight, a request is
-//! shed at once with `503` and `Retry-After: 1`.
+//! shed at once with `503` and `Retry-After: 1`. While it serves, the
+//! gateway deletes the store's expired rows every
+//! [`GatewayConfig::purge_interval`] (SQLite and PostgreSQL keep them
+//! until then; Redis expires its keys itself).
 //!
 //! # Request mode
 //!
@@ -138,6 +141,7 @@ mod error;
 mod forward;
 mod keys;
 mod metrics;
+mod purge;
 mod request;
 mod server;
 mod setup;
@@ -157,7 +161,7 @@ pub use tls::TlsConfig;
 // The parameter types of `Gateway::new` and `GatewayOptions`, so that a
 // user of this crate can name everything they take.
 #[doc(no_inline)]
-pub use adcp_store::Store;
+pub use adcp_store::{PurgeExpired, Store};
 #[doc(no_inline)]
 pub use adcp_verify::legacy::WebhookAuthMode;
 #[doc(no_inline)]

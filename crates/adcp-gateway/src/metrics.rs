@@ -7,7 +7,9 @@
 //! for discovered sellers, how often their brand.json named a `jwks_uri`
 //! other than the pinned or first-learned one
 //! (`adcp_gateway_jwks_uri_changes_total{agent="…"}`: the spec's "alarm on
-//! changes"; each one is refused unless adoption was switched on).
+//! changes"; each one is refused unless adoption was switched on), and the
+//! periodic purge of the store's expired rows (rows deleted, purges
+//! failed).
 
 use adcp_webhook::{outcome, Metrics};
 use std::collections::BTreeMap;
@@ -61,6 +63,8 @@ impl UpstreamFailure {
 pub struct GatewayMetrics {
     forwarded: AtomicU64,
     shed: AtomicU64,
+    purged: AtomicU64,
+    purge_failures: AtomicU64,
     upstream_failures: Mutex<BTreeMap<UpstreamFailure, u64>>,
     buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     latency_count: AtomicU64,
@@ -98,6 +102,29 @@ impl GatewayMetrics {
     #[must_use]
     pub fn shed_count(&self) -> u64 {
         self.shed.load(Ordering::Relaxed)
+    }
+
+    /// `rows` expired rows deleted by one purge of the store.
+    pub(crate) fn purged(&self, rows: u64) {
+        self.purged.fetch_add(rows, Ordering::Relaxed);
+    }
+
+    /// Expired store rows (replay entries, dedup and notification records)
+    /// the periodic purge deleted so far.
+    #[must_use]
+    pub fn purged_count(&self) -> u64 {
+        self.purged.load(Ordering::Relaxed)
+    }
+
+    /// One purge of the store that failed.
+    pub(crate) fn purge_failed(&self) {
+        self.purge_failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Purges of the store that failed so far.
+    #[must_use]
+    pub fn purge_failure_count(&self) -> u64 {
+        self.purge_failures.load(Ordering::Relaxed)
     }
 
     /// One failed forward.
@@ -184,7 +211,7 @@ impl GatewayMetrics {
     }
 
     /// The counters of both modes: forwarded, shed, upstream failures, the
-    /// latency histogram, `jwks_uri` changes.
+    /// latency histogram, the store purge, `jwks_uri` changes.
     fn render_common(&self, out: &mut String, forwarded_help: &str) {
         let _ = writeln!(out, "# HELP adcp_gateway_forwarded_total {forwarded_help}");
         out.push_str("# TYPE adcp_gateway_forwarded_total counter\n");
@@ -231,6 +258,18 @@ impl GatewayMetrics {
         let sum = self.latency_sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
         let _ = writeln!(out, "adcp_gateway_request_duration_seconds_sum {sum}");
         let _ = writeln!(out, "adcp_gateway_request_duration_seconds_count {count}");
+        out.push_str(
+            "# HELP adcp_gateway_store_purged_total Expired store rows (replay entries, dedup and notification records) deleted by the periodic purge.\n",
+        );
+        out.push_str("# TYPE adcp_gateway_store_purged_total counter\n");
+        let _ = writeln!(out, "adcp_gateway_store_purged_total {}", self.purged_count());
+        out.push_str("# HELP adcp_gateway_store_purge_failures_total Periodic purges of the store that failed (retried at the next interval).\n");
+        out.push_str("# TYPE adcp_gateway_store_purge_failures_total counter\n");
+        let _ = writeln!(
+            out,
+            "adcp_gateway_store_purge_failures_total {}",
+            self.purge_failure_count()
+        );
         if !self.jwks_uri_changes.0.is_empty() {
             out.push_str(
                 "# HELP adcp_gateway_jwks_uri_changes_total Discoveries of a seller whose brand.json named a jwks_uri other than the pinned or first-learned one (alarmed; refused unless adoption is on).\n",
@@ -266,6 +305,9 @@ mod tests {
         metrics.forwarded();
         metrics.upstream_failed(UpstreamFailure::Timeout);
         metrics.observe(Duration::from_millis(3));
+        metrics.purged(5);
+        metrics.purged(2);
+        metrics.purge_failed();
         let text = metrics.render(&receiver);
         assert!(
             text.contains("adcp_gateway_webhooks_total{outcome=\"accepted\"} 1\n"),
@@ -287,6 +329,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("adcp_gateway_request_duration_seconds_count 1\n"));
+        assert!(text.contains("adcp_gateway_store_purged_total 7\n"), "{text}");
+        assert!(text.contains("adcp_gateway_store_purge_failures_total 1\n"), "{text}");
         assert!(!text.contains("jwks_uri_changes"), "no discovered sellers, no series");
     }
 

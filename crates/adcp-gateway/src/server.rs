@@ -1,16 +1,20 @@
 //! The server: [`Gateway`], its options, its handlers and its accept loop.
 
-use crate::config::{DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONCURRENCY, DEFAULT_UPSTREAM_TIMEOUT};
+use crate::config::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONCURRENCY, DEFAULT_PURGE_INTERVAL,
+    DEFAULT_UPSTREAM_TIMEOUT,
+};
 use crate::error::{ConfigError, GatewayError};
 use crate::forward::Upstream;
 use crate::metrics::{GatewayMetrics, JwksUriChanges, UpstreamFailure};
+use crate::purge::Purge;
 use crate::request::{CredentialHeader, Proxy, RequestOptions};
 use crate::subscriptions::Registrations;
 use crate::tls::TlsConfig;
 use adcp_request::RequestVerifier;
 use adcp_sigbase::Clock;
 use adcp_store::SenderKey;
-use adcp_store::Store;
+use adcp_store::{PurgeExpired, Store};
 use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
 use adcp_verify::legacy::WebhookAuthMode;
 use adcp_verify::CodePrefix;
@@ -118,6 +122,18 @@ pub struct GatewayOptions {
     /// [`Self::subscriptions`] and a legacy [`Self::mode`] do not apply to
     /// it.
     pub request: Option<RequestOptions>,
+    /// What deletes the store's expired rows (the same store's
+    /// [`PurgeExpired`], as `adcp_store::open_with_purge` returns it):
+    /// [`Gateway::serve`] runs it every [`Self::purge_interval`] until
+    /// shutdown. Default `None`: never; [`Gateway::from_config`] fills it
+    /// for SQLite, PostgreSQL and memory stores. A gateway served through
+    /// [`Gateway::router`] only does not purge.
+    pub purge: Option<Arc<dyn PurgeExpired>>,
+    /// How often [`Self::purge`] runs (the first time after at most 5 s);
+    /// a failure is logged (`tracing`, warn) and counted
+    /// (`adcp_gateway_store_purge_failures_total`), never fatal. Zero
+    /// never purges. Default 300 s.
+    pub purge_interval: Duration,
 }
 
 impl std::fmt::Debug for GatewayOptions {
@@ -138,6 +154,8 @@ impl std::fmt::Debug for GatewayOptions {
             .field("clock", &self.clock.as_ref().map(|_| "custom"))
             .field("jwks_uri_changes", &self.jwks_uri_changes)
             .field("request", &self.request)
+            .field("purge", &self.purge.as_ref().map(|_| "store"))
+            .field("purge_interval", &self.purge_interval)
             .finish_non_exhaustive()
     }
 }
@@ -164,6 +182,8 @@ impl GatewayOptions {
             clock: None,
             jwks_uri_changes: JwksUriChanges::default(),
             request: None,
+            purge: None,
+            purge_interval: DEFAULT_PURGE_INTERVAL,
         }
     }
 }
@@ -190,6 +210,8 @@ struct Shared {
     in_flight: Arc<tokio::sync::Semaphore>,
     /// Request mode's verifier and proxy; `None` in webhook mode.
     request: Option<RequestState>,
+    /// The periodic purge [`Gateway::serve`] runs; `None`: never.
+    purge: Option<Purge>,
 }
 
 /// What request mode serves with.
@@ -308,6 +330,7 @@ impl Gateway {
             None => None,
         };
         let upstream = Upstream::new(options.upstream, options.upstream_timeout)?;
+        let purge = Purge::new(options.purge.as_ref(), options.purge_interval, options.clock.as_ref());
         Ok(Self {
             state: Arc::new(Shared {
                 receiver,
@@ -322,6 +345,7 @@ impl Gateway {
                 body_timeout: options.body_timeout,
                 in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_concurrency)),
                 request,
+                purge,
             }),
         })
     }
@@ -382,7 +406,9 @@ impl Gateway {
     /// [`GatewayHandle::shutdown`]: HTTP/1.1 (each request head bounded by
     /// [`GatewayOptions::header_timeout`]) and HTTP/2 with prior knowledge;
     /// with [`GatewayOptions::tls`], HTTPS instead, HTTP/2 or HTTP/1.1 by
-    /// ALPN (the TLS handshake bounded by the header timeout too).
+    /// ALPN (the TLS handshake bounded by the header timeout too). With
+    /// [`GatewayOptions::purge`], the store's expired rows are purged
+    /// every [`GatewayOptions::purge_interval`] while it serves.
     ///
     /// # Errors
     ///
@@ -399,7 +425,20 @@ impl Gateway {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let app = self.router();
         let header_timeout = self.state.header_timeout;
-        let task = tokio::spawn(serve_connections(listener, tls, app, header_timeout, stopped));
+        // The purge runs as long as the server: stopped (its sender
+        // dropped) once the last in-flight request has been answered.
+        let purge = self.state.purge.clone().map(|purge| {
+            let (stop_purge, purge_stopped) = tokio::sync::oneshot::channel::<()>();
+            (stop_purge, tokio::spawn(purge.run(self.clone(), purge_stopped)))
+        });
+        let task = tokio::spawn(async move {
+            let served = serve_connections(listener, tls, app, header_timeout, stopped).await;
+            if let Some((stop_purge, purging)) = purge {
+                drop(stop_purge);
+                let _ = purging.await;
+            }
+            served
+        });
         Ok(GatewayHandle {
             addr,
             stop: Some(stop),

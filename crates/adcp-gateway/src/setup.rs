@@ -60,7 +60,7 @@ impl Gateway {
         if let Some(cap) = config.replay_cap_per_keyid {
             options.replay_limits.per_keyid_cap = cap;
         }
-        let store = adcp_store::open(config.store.url(), options)
+        let opened = adcp_store::open_with_purge(config.store.url(), options)
             .await
             .map_err(|source| GatewayError::Store {
                 store: config.store.to_string(),
@@ -83,12 +83,14 @@ impl Gateway {
         gateway.clock = clock;
         gateway.jwks_uri_changes = jwks_uri_changes;
         gateway.request = resolved.request;
+        gateway.purge = opened.purge;
+        gateway.purge_interval = config.purge_interval;
         if let Some(secret) = &resolved.hmac_secret {
             let secrets = HmacSecrets::new(secret).map_err(ConfigError::HmacSecret)?;
             gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
             gateway.legacy_sender = resolved.hmac_sender;
         }
-        Gateway::new(keys, store, gateway)
+        Gateway::new(keys, opened.store, gateway)
     }
 
     /// Builds the gateway `config` describes ([`from_config`](Self::from_config)),

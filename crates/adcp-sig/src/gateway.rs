@@ -212,6 +212,11 @@ pub struct GatewayArgs {
     /// (at most 7 days) [default: 86400].
     #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_DEDUP_WINDOW")]
     pub dedup_window: Option<u64>,
+    /// Seconds between two purges of the store's expired rows (SQLite,
+    /// PostgreSQL; Redis expires its keys itself); the first runs shortly
+    /// after start; 0 never purges [default: 300].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_PURGE_INTERVAL")]
+    pub purge_interval: Option<u64>,
     /// Seconds a client may take to send a request's headers; an idle
     /// keep-alive connection is closed after as long [default: 10].
     #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_HEADER_TIMEOUT")]
@@ -379,6 +384,7 @@ pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<Gatewa
         (args.store_timeout, &mut config.store_timeout),
         (args.claim_lease, &mut config.claim_lease),
         (args.dedup_window, &mut config.dedup_window),
+        (args.purge_interval, &mut config.purge_interval),
         (args.header_timeout, &mut config.header_timeout),
         (args.body_timeout, &mut config.body_timeout),
     ] {
@@ -748,6 +754,26 @@ mod tests {
         assert_eq!(from_flags.credential_header.as_deref(), Some("x-token"));
         assert!(webhook.is_err_and(|e| e.to_string().contains("--capabilities is a request-mode setting")));
         assert!(bad_profile.is_err_and(|e| e.to_string().contains("--profile must be webhook or request")));
+    }
+
+    #[test]
+    fn the_purge_interval_has_a_default_and_zero_turns_it_off() {
+        let base = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            hmac_sender: Some("https://seller.example/mcp".into()),
+            ..GatewayArgs::default()
+        };
+        let secret = || Some(b"s3cret".to_vec());
+        let config = resolve(&base, secret()).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.purge_interval, Duration::from_secs(300));
+        for (flag, expected) in [(60, Duration::from_secs(60)), (0, Duration::ZERO)] {
+            let args = GatewayArgs {
+                purge_interval: Some(flag),
+                ..base.clone()
+            };
+            let config = resolve(&args, secret()).unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(config.purge_interval, expected);
+        }
     }
 
     #[test]

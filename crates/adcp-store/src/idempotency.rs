@@ -712,8 +712,15 @@ impl MemoryState {
         if self.writes_since_sweep < self.held.max(1_024) {
             return;
         }
+        self.sweep_all(now);
+    }
+
+    /// Drops every expired record and notification record; returns how
+    /// many.
+    fn sweep_all(&mut self, now: i64) -> usize {
         self.writes_since_sweep = 0;
-        self.notifications.sweep(now);
+        let notes = self.notifications.sweep(now);
+        let before: usize = self.senders.values().map(HashMap::len).sum();
         let mut held = 0;
         self.senders.retain(|_, records| {
             records.retain(|_, r| r.expires_at >= now);
@@ -721,6 +728,7 @@ impl MemoryState {
             !records.is_empty()
         });
         self.held = held;
+        before.saturating_sub(held) + notes
     }
 
     fn remove(&mut self, key: SenderKey<'_>) {
@@ -753,6 +761,20 @@ impl MemoryIdempotencyStore {
             config,
             state: Mutex::new(MemoryState::default()),
         })
+    }
+
+    /// Deletes every record and notification record expired at `now`
+    /// and returns how many were removed. Optional: claims sweep expired
+    /// records anyway (all of them once as many claims as records were
+    /// made); an idle receiver can call it from a timer to give memory
+    /// back.
+    ///
+    /// # Errors
+    ///
+    /// [`IdempotencyError::Unavailable`] when the store's lock is
+    /// poisoned.
+    pub fn purge_expired(&self, now: i64) -> Result<u64, IdempotencyError> {
+        Ok(self.lock()?.sweep_all(now) as u64)
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, MemoryState>, IdempotencyError> {

@@ -90,7 +90,7 @@ pub use redis::{RedisOptions, RedisStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore};
 
-use adcp_verify::{ReplayLimits, ReplayStore};
+use adcp_verify::{ReplayLimits, ReplayStore, StoreError};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -100,6 +100,42 @@ use std::time::Duration;
 pub trait Store: ReplayStore + IdempotencyStore {}
 
 impl<T: ReplayStore + IdempotencyStore + ?Sized> Store for T {}
+
+/// A backend whose expired rows stay until something deletes them, and
+/// the call that does: SQLite, PostgreSQL and the in-memory store. Writes
+/// only expire the rows they touch, and nothing else deletes expired
+/// notification records, so a long-running receiver calls
+/// [`purge_expired`](Self::purge_expired) from a timer (the gateway does).
+/// Redis needs none: its keys carry TTLs.
+#[async_trait::async_trait]
+pub trait PurgeExpired: Send + Sync {
+    /// Deletes every replay entry, idempotency record and notification
+    /// record expired at `now` (Unix seconds); returns how many were
+    /// removed.
+    ///
+    /// # Errors
+    ///
+    /// The backend could not answer; nothing is lost, the next call
+    /// deletes what this one did not.
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError>;
+}
+
+/// What [`open_with_purge`] opens: the store and, for a backend that
+/// needs one, its [`PurgeExpired`] handle on the same store.
+pub struct OpenedStore {
+    /// The store, as [`open`] returns it.
+    pub store: Arc<dyn Store>,
+    /// The same store's purge; `None` for Redis (TTLs expire its keys).
+    pub purge: Option<Arc<dyn PurgeExpired>>,
+}
+
+impl std::fmt::Debug for OpenedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedStore")
+            .field("purge", &self.purge.is_some())
+            .finish_non_exhaustive()
+    }
+}
 
 /// A store location given as one URL, as the CLI and gateway take it.
 ///
@@ -236,6 +272,16 @@ impl Default for StoreOptions {
 /// # fn main() {}
 /// ```
 pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store>, ConfigError> {
+    open_with_purge(url, options).await.map(|opened| opened.store)
+}
+
+/// [`open`], also returning the store's [`PurgeExpired`] handle when its
+/// backend needs purging (SQLite, PostgreSQL, memory; not Redis).
+///
+/// # Errors
+///
+/// Those of [`open`].
+pub async fn open_with_purge(url: &StoreUrl, options: StoreOptions) -> Result<OpenedStore, ConfigError> {
     options.idempotency.validate()?;
     match url {
         #[cfg(feature = "sqlite")]
@@ -250,7 +296,7 @@ pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store
                 },
             )
             .await?;
-            Ok(Arc::new(store))
+            Ok(purgeable(Arc::new(store)))
         }
         #[cfg(feature = "redis")]
         StoreUrl::Redis(url) => {
@@ -265,7 +311,10 @@ pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store
                 },
             )
             .await?;
-            Ok(Arc::new(store))
+            Ok(OpenedStore {
+                store: Arc::new(store),
+                purge: None,
+            })
         }
         #[cfg(feature = "postgres")]
         StoreUrl::Postgres(url) => {
@@ -280,22 +329,30 @@ pub async fn open(url: &StoreUrl, options: StoreOptions) -> Result<Arc<dyn Store
                 },
             )
             .await?;
-            Ok(Arc::new(store))
+            Ok(purgeable(Arc::new(store)))
         }
         StoreUrl::Memory => {
             tracing::warn!(
                 target: "adcp_store",
                 "in-memory store: claims and replay entries are lost on restart (not conformant outside tests and benchmarks)"
             );
-            Ok(Arc::new(memory::MemoryStore::new(
+            Ok(purgeable(Arc::new(memory::MemoryStore::new(
                 options.replay_limits,
                 options.idempotency,
-            )?))
+            )?)))
         }
         #[allow(unreachable_patterns)] // every backend compiled in
         other => Err(ConfigError::FeatureDisabled {
             backend: other.feature(),
         }),
+    }
+}
+
+/// A store and its purge handle, one value behind both.
+fn purgeable<S: Store + PurgeExpired + 'static>(store: Arc<S>) -> OpenedStore {
+    OpenedStore {
+        store: Arc::clone(&store) as Arc<dyn Store>,
+        purge: Some(store),
     }
 }
 

@@ -53,6 +53,32 @@ impl MemoryStore {
     }
 }
 
+impl MemoryStore {
+    /// Deletes every replay entry, idempotency record and notification
+    /// record expired at `now` and returns how many were removed.
+    /// Optional: both halves sweep expired entries as they are written;
+    /// an idle process can call it from a timer to give memory back.
+    ///
+    /// # Errors
+    ///
+    /// The idempotency half's lock is poisoned.
+    pub fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        let replay = self.replay.purge_expired(now) as u64;
+        let idempotency = self
+            .idempotency
+            .purge_expired(now)
+            .map_err(|e| StoreError(e.to_string()))?;
+        Ok(replay + idempotency)
+    }
+}
+
+#[async_trait]
+impl crate::PurgeExpired for MemoryStore {
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        MemoryStore::purge_expired(self, now)
+    }
+}
+
 #[async_trait]
 impl ReplayStore for MemoryStore {
     async fn keyid_cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError> {

@@ -82,12 +82,16 @@ impl MemoryNotifications {
             .map(|origin| origin.idempotency_key.clone())
     }
 
-    /// Drops every record expired at `now`.
-    pub(crate) fn sweep(&mut self, now: i64) {
+    /// Drops every record expired at `now`; returns how many.
+    pub(crate) fn sweep(&mut self, now: i64) -> usize {
+        let mut dropped = 0;
         self.senders.retain(|_, records| {
+            let before = records.len();
             records.retain(|_, origin| origin.expires_at >= now);
+            dropped += before - records.len();
             !records.is_empty()
         });
+        dropped
     }
 }
 

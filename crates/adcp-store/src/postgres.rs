@@ -458,6 +458,13 @@ fn cap(n: usize) -> i64 {
 }
 
 #[async_trait]
+impl crate::PurgeExpired for PostgresStore {
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        PostgresStore::purge_expired(self, now).await
+    }
+}
+
+#[async_trait]
 impl ReplayStore for PostgresStore {
     async fn keyid_cap_reached(&self, partition: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
         let limit = cap(self.options.replay_limits.per_keyid_cap);

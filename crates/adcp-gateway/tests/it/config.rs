@@ -523,3 +523,31 @@ fn tls_revoked_kids_and_the_replay_cap_from_the_file_and_the_environment() {
     config.tls_key = None;
     config.validate().unwrap();
 }
+
+#[test]
+fn the_purge_interval_from_the_file_and_the_environment() {
+    assert_eq!(GatewayConfig::default().purge_interval, Duration::from_secs(300));
+    let mut config = GatewayConfig::from_toml_str("purge_interval = 60\n").unwrap();
+    assert_eq!(config.purge_interval, Duration::from_secs(60));
+    config
+        .apply_env_vars(vars(&[("ADCP_GATEWAY_PURGE_INTERVAL", "0")]))
+        .unwrap();
+    assert_eq!(config.purge_interval, Duration::ZERO, "0 turns the purge off");
+    let e = config
+        .apply_env_vars(vars(&[("ADCP_GATEWAY_PURGE_INTERVAL", "5m")]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ConfigError::Env {
+                var: "ADCP_GATEWAY_PURGE_INTERVAL",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // Zero is valid: it only turns the purge off.
+    config.upstream = Some("http://127.0.0.1:1/events".parse().unwrap());
+    config.agents = vec![SELLER.to_owned()];
+    config.validate().unwrap();
+}

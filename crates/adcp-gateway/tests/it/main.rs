@@ -6,11 +6,13 @@
 //! the per-keyid replay cap; request mode (every request-signing vector
 //! through a running gateway, the two policy files of the suite, the
 //! proxy's header rules, the composition with the credential header,
-//! buyer keys discovered through the `identity.brand_json_url` chain).
+//! buyer keys discovered through the `identity.brand_json_url` chain);
+//! the periodic purge of the store's expired rows.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod config;
 mod limits;
+mod purge;
 mod request_discovery;
 mod request_mode;
 mod request_policy;

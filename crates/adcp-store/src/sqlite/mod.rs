@@ -183,6 +183,13 @@ impl SqliteStore {
     }
 }
 
+#[async_trait]
+impl crate::PurgeExpired for SqliteStore {
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        SqliteStore::purge_expired(self, now).await
+    }
+}
+
 /// Runs `sql` from the connection's statement cache: the writer thread
 /// runs the same dozen statements all day, parsing them once saves it
 /// time per operation.

@@ -104,6 +104,11 @@ async fn opens_sqlite_by_url() {
         .unwrap();
     exercise(open(&url, options("ignored")).await.unwrap()).await;
     reopen_sees_writes(&url, options("ignored")).await;
+    // With its purge: expired rows go, live ones stay.
+    let opened = adcp_store::open_with_purge(&url, options("ignored")).await.unwrap();
+    let purge = opened.purge.expect("SQLite needs purging");
+    assert!(purge.purge_expired(NOW + 10 * 86_400).await.unwrap() > 0);
+    assert_eq!(purge.purge_expired(NOW + 10 * 86_400).await.unwrap(), 0);
     // A path that cannot be created fails at open, not later.
     let bad: StoreUrl = format!("sqlite:{}", dir.join("missing").join("x.sqlite").display())
         .parse()
@@ -137,6 +142,9 @@ async fn opens_redis_by_url() {
     let prefix = unique("redis");
     exercise(open(&url, options(&prefix)).await.unwrap()).await;
     reopen_sees_writes(&url, options(&prefix)).await;
+    // Redis expires its keys itself: no purge.
+    let opened = adcp_store::open_with_purge(&url, options(&prefix)).await.unwrap();
+    assert!(opened.purge.is_none());
     // The namespace is the key prefix: delete what the test wrote.
     let cleanup = RedisStore::connect(
         &raw,
@@ -168,6 +176,11 @@ async fn opens_postgres_by_url() {
     let schema = unique("pg");
     exercise(open(&url, options(&schema)).await.unwrap()).await;
     reopen_sees_writes(&url, options(&schema)).await;
+    // With its purge: expired rows go, live ones stay.
+    let opened = adcp_store::open_with_purge(&url, options(&schema)).await.unwrap();
+    let purge = opened.purge.expect("PostgreSQL needs purging");
+    assert!(purge.purge_expired(NOW + 10 * 86_400).await.unwrap() > 0);
+    assert_eq!(purge.purge_expired(NOW + 10 * 86_400).await.unwrap(), 0);
     // The namespace is the schema: drop it.
     PostgresStore::connect(
         &raw,
