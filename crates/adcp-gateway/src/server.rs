@@ -669,6 +669,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     }
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
+    let ended = body.ended();
     let receiver = state.receiver_for(&parts);
     let (response, outcome, event) = match receiver.decide_streaming(&parts, body).await {
         Decision::Reply(_) if expired.load(Ordering::Relaxed) => (
@@ -717,6 +718,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
             }
         }
     };
+    let response = close_unless_read(response, &ended);
     let elapsed = started.elapsed();
     state.metrics.observe(elapsed);
     log(&state, &response, outcome, elapsed, event);
@@ -758,15 +760,16 @@ async fn signed_request(state: &Shared, mode: &RequestState, request: Request) -
     }
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
+    let ended = body.ended();
     let (body, auth) = match mode.verifier.verify_streaming(&parts, body).await {
         Ok(accepted) => accepted,
         Err(_) if expired.load(Ordering::Relaxed) => {
             let response = error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None);
-            return finish(response, answer::BODY_TIMEOUT.0, None);
+            return finish(close_unless_read(response, &ended), answer::BODY_TIMEOUT.0, None);
         }
         Err(reply) => {
             let outcome = reply.code();
-            return finish(reply.into_response::<Body>(), outcome, None);
+            return finish(close_unless_read(reply.into_response::<Body>(), &ended), outcome, None);
         }
     };
     let state_label = crate::request::signature_state(&auth);
@@ -827,14 +830,17 @@ struct DeadlineBody {
     inner: Body,
     deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
     expired: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
 }
 
 impl DeadlineBody {
     fn new(inner: Body, timeout: Duration) -> Self {
+        let ended = Arc::new(AtomicBool::new(http_body::Body::is_end_stream(&inner)));
         Self {
             inner,
             deadline: Box::pin(tokio::time::sleep(timeout)),
             expired: Arc::new(AtomicBool::new(false)),
+            ended,
         }
     }
 
@@ -842,6 +848,27 @@ impl DeadlineBody {
     fn expired(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.expired)
     }
+
+    /// Set once the body has been read to its end.
+    fn ended(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.ended)
+    }
+}
+
+/// An answer given before the request's body was read to its end (a
+/// `413` on `Content-Length`, a refusal on the signature headers, a body
+/// timeout) closes the connection, and says so. hyper discards an unread
+/// body only if it has already arrived, and otherwise closes the
+/// connection after the answer anyway; without `Connection: close` a
+/// client may meanwhile send its next request on that connection and
+/// lose it ("connection closed before message completed").
+fn close_unless_read(mut response: Response, ended: &AtomicBool) -> Response {
+    if !ended.load(Ordering::Relaxed) {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 impl http_body::Body for DeadlineBody {
@@ -857,7 +884,15 @@ impl http_body::Body for DeadlineBody {
             this.expired.store(true, Ordering::Relaxed);
             return std::task::Poll::Ready(Some(Err(axum::Error::new("request body timed out"))));
         }
-        std::pin::Pin::new(&mut this.inner).poll_frame(cx)
+        let frame = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
+        match &frame {
+            std::task::Poll::Ready(None) => this.ended.store(true, Ordering::Relaxed),
+            std::task::Poll::Ready(Some(Ok(_))) if this.inner.is_end_stream() => {
+                this.ended.store(true, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+        frame
     }
 
     fn is_end_stream(&self) -> bool {

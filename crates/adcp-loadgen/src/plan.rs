@@ -81,7 +81,9 @@ pub struct PlanConfig {
     /// Seed of the mix (not of keys or nonces, which come from the OS).
     pub seed: u64,
     /// A retry re-delivers an event sent at least this many requests
-    /// earlier, so that its first delivery has normally been answered.
+    /// earlier, so that retries are spread over the run rather than
+    /// bunched behind their originals (the runner holds each retry until
+    /// its original was answered).
     pub duplicate_lag: usize,
     /// What is signed: webhooks (the default) or AdCP requests.
     pub profile: SignProfile,

@@ -155,9 +155,11 @@ pub struct RunOptions {
     pub seed: u64,
     /// A retry re-delivers an event sent at least this many requests
     /// earlier (default: the larger of 64, 4 × `connections` and 0.2 s of
-    /// the rate), so that its first delivery has normally been answered
-    /// (a retry of an event still in flight gets `503`, another instance
-    /// holding the claim).
+    /// the rate). Whatever the lag, a retry is sent only once its first
+    /// delivery was answered (or failed): a retry of an event still in
+    /// flight would get `503`, another instance holding the claim, and
+    /// a seller retries an answered or failed delivery, never a pending
+    /// one.
     pub duplicate_lag: Option<usize>,
     /// Per-request timeout.
     pub timeout: Duration,
@@ -342,12 +344,14 @@ pub async fn run(mut options: RunOptions) -> Result<Report, Error> {
         Pace::Max => Some(start + options.duration),
         Pace::Rate(_) => None,
     };
+    let answered = Arc::new(tokio::sync::Notify::new());
     let mut workers = Vec::with_capacity(options.connections);
     for _ in 0..options.connections {
         workers.push(tokio::spawn(worker(
             Arc::clone(&work_rx),
             targets.iter().map(|t| Connection::new(t.addr)).collect(),
             Arc::clone(&stats),
+            Arc::clone(&answered),
             deadline,
             options.timeout,
         )));
@@ -491,10 +495,28 @@ async fn pace(
     total.saturating_sub(sent)
 }
 
+/// Waits until the first delivery of `event` has been answered (or has
+/// failed). It cannot wait forever: jobs leave the queue in order, so the
+/// original was taken by another worker before this retry was, and that
+/// worker records it within its timeout.
+async fn original_answered(event: u64, stats: &Mutex<Stats>, answered: &tokio::sync::Notify) {
+    loop {
+        let mut notified = std::pin::pin!(answered.notified());
+        // Registered before the check, so an answer recorded between the
+        // check and the await still wakes this retry.
+        notified.as_mut().enable();
+        if stats.lock().map_or(true, |s| s.unique_sent.contains(&event)) {
+            return;
+        }
+        notified.await;
+    }
+}
+
 async fn worker(
     jobs: Arc<tokio::sync::Mutex<mpsc::Receiver<Job>>>,
     mut connections: Vec<Connection>,
     stats: Arc<Mutex<Stats>>,
+    answered: Arc<tokio::sync::Notify>,
     deadline: Option<Instant>,
     timeout: Duration,
 ) {
@@ -509,6 +531,9 @@ async fn worker(
         let Some(job) = job else {
             return;
         };
+        if job.kind == Kind::Duplicate {
+            original_answered(job.event, &stats, &answered).await;
+        }
         let picked = Instant::now();
         let behind = job.scheduled.map(|s| micros(picked.saturating_duration_since(s)));
         let Some(conn) = connections.get_mut(job.target) else {
@@ -517,6 +542,9 @@ async fn worker(
         let answer = tokio::time::timeout(timeout, conn.send(job.request)).await;
         let latency = micros(picked.elapsed());
         let Ok(mut s) = stats.lock() else {
+            // Retries waiting on this answer read a poisoned lock as
+            // answered: wake them rather than leave them waiting.
+            answered.notify_waiters();
             return;
         };
         s.requests += 1;
@@ -530,6 +558,7 @@ async fn worker(
         }
         if job.kind == Kind::Unique {
             s.unique_sent.insert(job.event);
+            answered.notify_waiters();
         }
         let kind = &mut s.kinds[job.kind.index()];
         kind.sent += 1;

