@@ -219,8 +219,7 @@ async fn fill_claims<S: IdempotencyStore + 'static>(
     while let Some(done) = tasks.join_next().await {
         done.unwrap();
     }
-    let claimed = std::mem::take(&mut *claimed.lock().unwrap());
-    claimed
+    std::mem::take(&mut *claimed.lock().unwrap())
 }
 
 /// Completes every claim (8 tasks).

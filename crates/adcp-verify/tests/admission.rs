@@ -415,15 +415,19 @@ fn lookup_with_fallback_marks_absent_variables_as_shipped() {
 }
 
 #[test]
+#[expect(unsafe_code, reason = "changing the process environment is unsafe from edition 2024 on")]
 fn from_env_reads_the_process_environment() {
     let prefix = "ADCP_ADMISSION_TEST_FROM_ENV_";
     for (name, value) in full_env(prefix) {
-        std::env::set_var(name, value);
+        // SAFETY: no other test of this binary touches the process
+        // environment, and no thread of this test reads it meanwhile.
+        unsafe { std::env::set_var(name, value) };
     }
     let strict = AdmissionThresholds::from_env(prefix).unwrap();
     assert_eq!(strict.d().floor, 13);
     assert_eq!(strict.shipped_starting_values().count(), 0);
-    std::env::remove_var(format!("{prefix}C_RATIO"));
+    // SAFETY: as above.
+    unsafe { std::env::remove_var(format!("{prefix}C_RATIO")) };
     assert!(matches!(
         AdmissionThresholds::from_env(prefix),
         Err(ThresholdError::Missing { .. })
@@ -434,7 +438,8 @@ fn from_env_reads_the_process_environment() {
         [ThresholdParam::CRatio]
     );
     for param in ThresholdParam::ALL {
-        std::env::remove_var(format!("{prefix}{}", param.env_suffix()));
+        // SAFETY: as above.
+        unsafe { std::env::remove_var(format!("{prefix}{}", param.env_suffix())) };
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 const SELLER: &str = "https://seller.example/mcp";
 
 /// A variable lookup over `vars` only.
-fn vars(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+fn vars(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + use<> {
     let map: HashMap<String, OsString> = vars.iter().map(|(k, v)| ((*k).to_owned(), OsString::from(v))).collect();
     move |name| map.get(name).cloned()
 }

@@ -23,7 +23,7 @@ const BRAND_HOST: &str = "buyer.example";
 const KEYS_HOST: &str = "keys.buyer.example";
 const URL: &str = "https://seller.example/mcp";
 
-fn json_answer(value: &Value) -> impl axum::response::IntoResponse {
+fn json_answer(value: &Value) -> impl axum::response::IntoResponse + use<> {
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         value.to_string(),
