@@ -264,7 +264,6 @@ fn signature_error(challenge: &str) -> Option<String> {
     }
 }
 
-/// The current Unix time.
 /// The first half of a rate-abuse case: sends the fillers `next` prepares
 /// until the endpoint answers `code` or `cap` were sent, and returns how
 /// many were sent. A filler refused otherwise, or unanswered, fails `case`
@@ -306,6 +305,7 @@ pub(crate) fn noted(graded: CaseResult, note: String) -> CaseResult {
     CaseResult { reason, ..graded }
 }
 
+/// The current Unix time.
 pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -415,7 +415,10 @@ fn lookup_with_fallback_marks_absent_variables_as_shipped() {
 }
 
 #[test]
-#[expect(unsafe_code, reason = "changing the process environment is unsafe from edition 2024 on")]
+#[expect(
+    unsafe_code,
+    reason = "changing the process environment is unsafe from edition 2024 on"
+)]
 fn from_env_reads_the_process_environment() {
     let prefix = "ADCP_ADMISSION_TEST_FROM_ENV_";
     for (name, value) in full_env(prefix) {
