@@ -4,8 +4,8 @@
 //! crate root).
 
 use crate::idempotency::{
-    plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ConfigError, Fingerprint,
-    IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
+    plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ClaimWrite, ConfigError,
+    Fingerprint, IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
 use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
@@ -613,18 +613,19 @@ async fn live_record(
 
 /// Locks `sender`'s counter row for the rest of transaction `tx`, deletes
 /// the sender's expired records and returns how many live ones it holds.
+/// The four statements are pipelined: sent at once, run in order.
 async fn lock_sender(tx: &Transaction<'_>, sql: &Statements, sender: &str, now: i64) -> Result<u64, String> {
-    tx.execute(&sql.ensure_sender, &[&sender]).await.map_err(pg)?;
-    tx.query(&sql.lock_sender, &[&sender]).await.map_err(pg)?;
-    tx.execute(&sql.delete_expired_sender, &[&sender, &now])
-        .await
-        .map_err(pg)?;
-    let live: i64 = tx
-        .query_one(&sql.lock_sender, &[&sender])
-        .await
-        .map_err(pg)?
-        .try_get(0)
-        .map_err(pg)?;
+    let (ensured, locked, deleted, live) = futures_util::future::join4(
+        tx.execute(&sql.ensure_sender, &[&sender]),
+        tx.query(&sql.lock_sender, &[&sender]),
+        tx.execute(&sql.delete_expired_sender, &[&sender, &now]),
+        tx.query_one(&sql.lock_sender, &[&sender]),
+    )
+    .await;
+    ensured.map_err(pg)?;
+    locked.map_err(pg)?;
+    deleted.map_err(pg)?;
+    let live: i64 = live.map_err(pg)?.try_get(0).map_err(pg)?;
     Ok(u64::try_from(live).unwrap_or(0))
 }
 
@@ -637,14 +638,40 @@ async fn claim_locked(
     sql: &Statements,
     sender_live: &mut u64,
     existing: Option<&IdempotencyRecord>,
-    (sender, idem_key, fingerprint): (&str, &str, &[u8]),
+    request: (&str, &str, &[u8]),
     config: &IdempotencyConfig,
     now: i64,
 ) -> Result<ClaimOutcome, String> {
-    let write = match plan_claim(existing, fingerprint, *sender_live, config, now) {
-        ClaimStep::Answer(outcome) => return Ok(outcome),
-        ClaimStep::Write(write) => write,
-    };
+    match plan_locked(sender_live, existing, request.2, config, now) {
+        ClaimStep::Answer(outcome) => Ok(outcome),
+        ClaimStep::Write(write) => write_claim(tx, sql, request, &write, now).await,
+    }
+}
+
+/// What a claim under the sender's lock does; `sender_live` grows when it
+/// inserts a record.
+fn plan_locked(
+    sender_live: &mut u64,
+    existing: Option<&IdempotencyRecord>,
+    fingerprint: &[u8],
+    config: &IdempotencyConfig,
+    now: i64,
+) -> ClaimStep {
+    let step = plan_claim(existing, fingerprint, *sender_live, config, now);
+    if let ClaimStep::Write(ClaimWrite { takeover: false, .. }) = step {
+        *sender_live += 1;
+    }
+    step
+}
+
+/// Writes the claim `write` planned for `(sender, key, fingerprint)`.
+async fn write_claim(
+    tx: &Transaction<'_>,
+    sql: &Statements,
+    (sender, idem_key, fingerprint): (&str, &str, &[u8]),
+    write: &ClaimWrite,
+    now: i64,
+) -> Result<ClaimOutcome, String> {
     if write.takeover {
         tx.execute(
             &sql.idem_takeover,
@@ -673,9 +700,81 @@ async fn claim_locked(
         )
         .await
         .map_err(pg)?;
-        *sender_live += 1;
     }
     Ok(write.outcome())
+}
+
+/// Claims `group` (requests of one sender, in batch order) in transaction
+/// `tx`: locks the sender and reads the group's records (pipelined), then
+/// plans every request in order and writes the claims pipelined. A key
+/// that appears twice is planned against what the earlier request wrote,
+/// so such a group is claimed one request after another, each reading
+/// its record again.
+async fn claim_group(
+    tx: &Transaction<'_>,
+    sql: &Statements,
+    group: &[&BatchClaim],
+    config: &IdempotencyConfig,
+    now: i64,
+) -> Result<Vec<(usize, ClaimOutcome)>, String> {
+    let Some(first) = group.first() else {
+        return Ok(Vec::new());
+    };
+    let keys: Vec<&str> = group.iter().map(|c| c.key.as_str()).collect();
+    let (live, records) = futures_util::future::join(
+        lock_sender(tx, sql, &first.sender, now),
+        sender_records(tx, sql, &first.sender, &keys, now),
+    )
+    .await;
+    let (mut sender_live, records) = (live?, records?);
+    let mut seen = HashSet::new();
+    if keys.iter().all(|key| seen.insert(*key)) {
+        let mut answers = Vec::with_capacity(group.len());
+        let mut writes = Vec::new();
+        for claim in group {
+            match plan_locked(
+                &mut sender_live,
+                records.get(&claim.key),
+                &claim.fingerprint,
+                config,
+                now,
+            ) {
+                ClaimStep::Answer(outcome) => answers.push((claim.position, outcome)),
+                ClaimStep::Write(write) => writes.push((claim, write)),
+            }
+        }
+        let written =
+            futures_util::future::try_join_all(writes.iter().map(|(claim, write)| {
+                write_claim(tx, sql, (&claim.sender, &claim.key, &claim.fingerprint), write, now)
+            }))
+            .await?;
+        answers.extend(writes.iter().map(|(claim, _)| claim.position).zip(written));
+        return Ok(answers);
+    }
+    let mut records = records;
+    let mut answers = Vec::with_capacity(group.len());
+    let mut written = HashSet::new();
+    for claim in group {
+        let BatchClaim {
+            sender,
+            key,
+            fingerprint,
+            position,
+        } = claim;
+        if written.contains(key.as_str()) {
+            match live_record(tx, sql, sender, key, now).await? {
+                Some(record) => records.insert(key.clone(), record),
+                None => records.remove(key),
+            };
+        }
+        let request = (sender.as_str(), key.as_str(), fingerprint.as_slice());
+        let outcome = claim_locked(tx, sql, &mut sender_live, records.get(key), request, config, now).await?;
+        if matches!(outcome, ClaimOutcome::Claimed(_)) {
+            written.insert(key.as_str());
+        }
+        answers.push((*position, outcome));
+    }
+    Ok(answers)
 }
 
 /// One completion: `token` completes `sender`'s `idem_key` at `now`,
@@ -793,10 +892,19 @@ impl IdempotencyStore for PostgresStore {
                 Box::pin(async move {
                     let mut answers = Vec::with_capacity(owned.len());
                     let mut pending = Vec::new();
-                    for group in owned.chunk_by(|a, b| a.sender == b.sender) {
-                        let keys: Vec<&str> = group.iter().map(|c| c.key.as_str()).collect();
-                        let records = sender_records(&*client, sql, &group[0].sender, &keys, now).await?;
-                        for request in group {
+                    let groups: Vec<&[BatchClaim]> = owned.chunk_by(|a, b| a.sender == b.sender).collect();
+                    let keys: Vec<Vec<&str>> = groups
+                        .iter()
+                        .map(|g| g.iter().map(|c| c.key.as_str()).collect())
+                        .collect();
+                    // One read per sender, all pipelined.
+                    let reads = groups
+                        .iter()
+                        .zip(&keys)
+                        .map(|(group, keys)| sender_records(&*client, sql, &group[0].sender, keys, now));
+                    let records = futures_util::future::try_join_all(reads).await?;
+                    for (group, records) in groups.iter().zip(&records) {
+                        for request in *group {
                             let existing = records.get(&request.key);
                             match existing.map(|r| plan_claim(Some(r), &request.fingerprint, 0, &config, now)) {
                                 Some(ClaimStep::Answer(outcome)) => answers.push((request.position, outcome)),
@@ -807,41 +915,7 @@ impl IdempotencyStore for PostgresStore {
                     if !pending.is_empty() {
                         let tx = client.transaction().await.map_err(pg)?;
                         for group in pending.chunk_by(|a, b| a.sender == b.sender) {
-                            let Some(first) = group.first() else { continue };
-                            let mut sender_live = lock_sender(&tx, sql, &first.sender, now).await?;
-                            let keys: Vec<&str> = group.iter().map(|c| c.key.as_str()).collect();
-                            let mut records = sender_records(&tx, sql, &first.sender, &keys, now).await?;
-                            let mut written = HashSet::new();
-                            for request in group {
-                                let BatchClaim {
-                                    sender,
-                                    key,
-                                    fingerprint,
-                                    position,
-                                } = request;
-                                // A key claimed earlier in the batch changed
-                                // since it was read: read it again.
-                                if written.contains(key.as_str()) {
-                                    match live_record(&tx, sql, sender, key, now).await? {
-                                        Some(record) => records.insert(key.clone(), record),
-                                        None => records.remove(key),
-                                    };
-                                }
-                                let outcome = claim_locked(
-                                    &tx,
-                                    sql,
-                                    &mut sender_live,
-                                    records.get(key),
-                                    (sender, key, fingerprint),
-                                    &config,
-                                    now,
-                                )
-                                .await?;
-                                if matches!(outcome, ClaimOutcome::Claimed(_)) {
-                                    written.insert(key.as_str());
-                                }
-                                answers.push((*position, outcome));
-                            }
+                            answers.extend(claim_group(&tx, sql, group, &config, now).await?);
                         }
                         tx.commit().await.map_err(pg)?;
                     }
