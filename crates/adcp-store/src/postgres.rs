@@ -862,13 +862,14 @@ impl IdempotencyStore for PostgresStore {
     }
 
     /// As many claims as one call can make: first, per sender, one
-    /// lock-free read of the batch's live records answers every request a
-    /// single claim would answer from its fast path; the rest are claimed
-    /// in one transaction, so one commit acknowledges them all, each
-    /// sender's counter row locked once (senders in sorted order, so
-    /// concurrent batches cannot deadlock) and its requests claimed in
-    /// batch order. If the transaction fails, none of it is applied and
-    /// every request answers `Unavailable`.
+    /// lock-free read of the batch's live records (all senders' reads
+    /// pipelined) answers every request a single claim would answer from
+    /// its fast path; the rest are claimed in one transaction, so one
+    /// commit acknowledges them all, each sender's counter row locked once
+    /// (senders in sorted order, so concurrent batches cannot deadlock) and
+    /// its requests planned in batch order, their writes pipelined. If the
+    /// transaction fails, none of it is applied and every request answers
+    /// `Unavailable`.
     async fn claim_many(&self, requests: &[ClaimRequest<'_>], now: i64) -> Vec<Result<ClaimOutcome, IdempotencyError>> {
         if requests.is_empty() {
             return Vec::new();
