@@ -13,6 +13,7 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
+    init_logging();
     let code = match cli.command {
         cli::Command::Canon(args) => commands::canon::run(&args),
         cli::Command::UrnEq(args) => commands::urn_eq::run(&args),
@@ -33,4 +34,17 @@ fn main() -> std::process::ExitCode {
         cli::Command::Demo(args) => return adcp_sig::demo::run(&args).into(),
     };
     code.into()
+}
+
+/// Sends the libraries' `tracing` events at `warn` and above (a store
+/// connection lost, a failed purge) to stderr, one line each; `RUST_LOG`
+/// selects other levels or targets (`RUST_LOG=adcp_store=debug`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Fails only if a subscriber is already set, which nothing here does.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

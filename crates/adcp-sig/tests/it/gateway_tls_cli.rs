@@ -6,8 +6,8 @@
 
 use crate::support::gateway as common;
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
-use common::{event, TempDir, Upstream, AGENT, PATH};
-use std::io::{BufRead, BufReader};
+use common::{event, line_with, TempDir, Upstream, AGENT, PATH};
+use std::io::BufReader;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -80,17 +80,6 @@ async fn post(client: &reqwest::Client, url: &str, signed: &SignedRequest) -> (u
         .unwrap()
         .to_vec();
     (response.status().as_u16(), challenge, peer)
-}
-
-/// The next stderr line containing `needle`.
-fn line_with(stderr: &mut impl BufRead, needle: &str) -> String {
-    loop {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "no line with {needle:?}");
-        if line.contains(needle) {
-            return line;
-        }
-    }
 }
 
 fn signal(child: &std::process::Child, signal: &str) {

@@ -227,11 +227,11 @@ pub async fn get(url: String) -> (u16, String) {
     (response.status().as_u16(), response.text().await.unwrap())
 }
 
-/// Reads the first line a gateway process prints on stderr,
-/// `adcp-sig gateway listening on http://ADDR (…)`: the line, and ADDR.
+/// Reads a gateway process's stderr up to its line
+/// `adcp-sig gateway listening on http://ADDR (…)` (warnings may come
+/// first, e.g. the memory store's): the line, and ADDR.
 pub fn listening(stderr: &mut impl std::io::BufRead) -> (String, String) {
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let line = line_with(stderr, "listening on http://");
     let addr = line
         .split("listening on http://")
         .nth(1)
@@ -239,6 +239,17 @@ pub fn listening(stderr: &mut impl std::io::BufRead) -> (String, String) {
         .unwrap_or_else(|| panic!("no listening line: {line:?}"))
         .to_owned();
     (line, addr)
+}
+
+/// Reads `stderr` up to the first line containing `needle`, and returns it.
+pub fn line_with(stderr: &mut impl std::io::BufRead, needle: &str) -> String {
+    loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no line with {needle:?}");
+        if line.contains(needle) {
+            return line;
+        }
+    }
 }
 
 /// A name unique to this test run: `[a-z_][a-z0-9_]*`.
