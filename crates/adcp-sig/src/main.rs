@@ -13,7 +13,13 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
-    init_logging();
+    // The demo's table reports each rejection it provokes; warnings of
+    // those would only repeat it.
+    init_logging(if matches!(cli.command, cli::Command::Demo(_)) {
+        "error"
+    } else {
+        "warn"
+    });
     let code = match cli.command {
         cli::Command::Canon(args) => commands::canon::run(&args),
         cli::Command::UrnEq(args) => commands::urn_eq::run(&args),
@@ -36,12 +42,13 @@ fn main() -> std::process::ExitCode {
     code.into()
 }
 
-/// Sends the libraries' `tracing` events at `warn` and above (a store
-/// connection lost, a failed purge) to stderr, one line each; `RUST_LOG`
-/// selects other levels or targets (`RUST_LOG=adcp_store=debug`).
-fn init_logging() {
+/// Sends the libraries' `tracing` events at `default` and above (`warn`: a
+/// store connection lost, a failed purge, a rejected webhook's details) to
+/// stderr, one line each; `RUST_LOG` selects other levels or targets
+/// (`RUST_LOG=adcp_store=debug`).
+fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     // Fails only if a subscriber is already set, which nothing here does.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
