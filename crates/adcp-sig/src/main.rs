@@ -13,13 +13,11 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
-    // The demo's table reports each rejection it provokes; warnings of
-    // those would only repeat it.
-    init_logging(if matches!(cli.command, cli::Command::Demo(_)) {
-        "error"
-    } else {
-        "warn"
-    });
+    // The demo and the conformance runner report each rejection (and each
+    // legacy path) their inputs provoke on purpose; warnings of those would
+    // only repeat them.
+    let provoked = matches!(cli.command, cli::Command::Demo(_) | cli::Command::Conformance(_));
+    init_logging(if provoked { "error" } else { "warn" });
     let code = match cli.command {
         cli::Command::Canon(args) => commands::canon::run(&args),
         cli::Command::UrnEq(args) => commands::urn_eq::run(&args),
