@@ -726,7 +726,7 @@ async fn claim_group(
         sender_records(tx, sql, &first.sender, &keys, now),
     )
     .await;
-    let (mut sender_live, records) = (live?, records?);
+    let (mut sender_live, mut records) = (live?, records?);
     let mut seen = HashSet::new();
     if keys.iter().all(|key| seen.insert(*key)) {
         let mut answers = Vec::with_capacity(group.len());
@@ -751,7 +751,6 @@ async fn claim_group(
         answers.extend(writes.iter().map(|(claim, _)| claim.position).zip(written));
         return Ok(answers);
     }
-    let mut records = records;
     let mut answers = Vec::with_capacity(group.len());
     let mut written = HashSet::new();
     for claim in group {
