@@ -33,7 +33,14 @@ struct PrintActivity {
 impl DeliveryObserver for PrintActivity {
     fn on_attempt(&self, record: &AttemptRecord) {
         self.attempts.fetch_add(1, Ordering::SeqCst);
-        println!("webhook_activity {}", record.to_activity_json());
+        let activity = serde_json::json!({
+            "idempotency_key": record.idempotency_key,
+            "attempt": record.attempt,
+            "status": record.status.as_str(),
+            "http_status_code": record.http_status_code,
+            "error_message": record.error_message,
+        });
+        println!("webhook_activity {activity}");
     }
 }
 

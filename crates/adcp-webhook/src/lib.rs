@@ -51,7 +51,10 @@
 //!
 //! The seller side: [`WebhookSender`] delivers one [`WebhookEvent`](adcp_sign::WebhookEvent) to one
 //! [`Destination`], retrying until it is acknowledged, refused for good,
-//! or out of time.
+//! or out of time. Underneath, [`AttemptClient`] makes one signed attempt
+//! at a time with the signer it is given; a durable outbox drives it from
+//! its own queue, and both judge answers with the same function,
+//! [`classify_answer`].
 //!
 //! Per delivery:
 //!
@@ -63,18 +66,22 @@
 //!    (a)). No proxies, no redirects.
 //! 2. Each attempt signs the **same body bytes** afresh: a new nonce and
 //!    `created`/`expires` under RFC 9421, a new timestamp under legacy
-//!    HMAC. The idempotency key never changes (it is inside the body).
-//! 3. The answer decides ([`AttemptStatus`], [`DeliveryOutcome`]):
-//!    `2xx` → delivered. `401` with `WWW-Authenticate: Signature
-//!    error="webhook_…"` → terminal, reported with its code. `409` →
-//!    terminal (same key, different payload). `5xx`, `429`, `408`, network
-//!    errors and timeouts → retry after exponential backoff with full
-//!    jitter, at least `Retry-After`, within the horizon ([`RetryPolicy`]).
-//!    Other answers (`3xx`, other `4xx`) → terminal: a retry would get the
-//!    same answer.
-//! 4. Every attempt produces an [`AttemptRecord`] (the spec's
-//!    `webhook_activity` shape), handed to the [`DeliveryObserver`] as it
-//!    happens and returned in the [`DeliveryReport`].
+//!    HMAC. The idempotency key never changes (it is inside the body). One
+//!    deadline covers signing and sending.
+//! 3. The answer decides, by the spec's rules ([`AttemptVerdict`],
+//!    [`DeliveryOutcome`]): `2xx` → delivered. `401` with
+//!    `WWW-Authenticate: Signature error="webhook_…"` → terminal, reported
+//!    with its code. `409` → terminal (the receiver bound the key to
+//!    another payload; "a sender MUST stop retrying that key"). Everything
+//!    else is retried after exponential backoff with full jitter, at least
+//!    `Retry-After`, within the horizon ([`RetryPolicy`]): delivery is
+//!    at-least-once, so `3xx` (never followed), a plain `401` (a receiver
+//!    configuration error the spec calls transient), every other `4xx`,
+//!    `5xx`, network errors and timeouts all get another attempt.
+//! 4. Every attempt produces an [`AttemptRecord`] (status in the spec's
+//!    `webhook_activity` vocabulary, [`AttemptStatus`]), handed to the
+//!    [`DeliveryObserver`] as it happens and returned in the
+//!    [`DeliveryReport`].
 //!
 //! Before a `notification_configs[]` subscriber is treated as active, the
 //! same sender runs the endpoint ownership proof:
@@ -156,15 +163,17 @@ pub use receiver::{
     RECEIVER_TRACING_TARGET, UNAVAILABLE_RETRY_AFTER_SECS,
 };
 pub use sender::{
-    parse_retry_after, signature_error_code, Activation, ActivationError, ActivationOutcome, ActivationReport,
-    AttemptRecord, AttemptStatus, ChallengeScope, DeliveryObserver, DeliveryOutcome, DeliveryReport, Destination,
-    DestinationAuth, DestinationError, DestinationPolicy, EchoError, EchoMember, RetryPolicy, RetryPolicyError,
-    SenderError, WebhookSender, WebhookSenderBuilder, ACCOUNT_EVENT_TYPES, AGENT_EVENT_TYPES,
-    DEFAULT_ACTIVATION_TIMEOUT, MAX_ACTIVATION_RESPONSE_BYTES, MAX_ACTIVATION_TIMEOUT, SENDER_TRACING_TARGET,
+    classify_answer, parse_retry_after, signature_error_code, Activation, ActivationError, ActivationOutcome,
+    ActivationReport, AttemptClient, AttemptClientBuilder, AttemptRecord, AttemptResult, AttemptStatus, AttemptVerdict,
+    ChallengeScope, DeliveryObserver, DeliveryOutcome, DeliveryReport, Destination, DestinationAuth, DestinationError,
+    DestinationPolicy, EchoError, EchoMember, RetryPolicy, RetryPolicyError, SenderError, WebhookSender,
+    WebhookSenderBuilder, ACCOUNT_EVENT_TYPES, AGENT_EVENT_TYPES, DEFAULT_ACTIVATION_TIMEOUT,
+    MAX_ACTIVATION_RESPONSE_BYTES, MAX_ACTIVATION_TIMEOUT, SENDER_TRACING_TARGET,
 };
 
 // The builders' parameter types, so that a user of this crate can name
-// everything `Receiver::builder` and `WebhookSender::builder` take.
+// everything `Receiver::builder`, `WebhookSender::builder` and
+// `AttemptClient::builder` take.
 #[doc(no_inline)]
 pub use adcp_jwks::{DnsResolver, TrustRoots};
 #[doc(no_inline)]

@@ -2,7 +2,8 @@
 //! ([`WebhookSender::activate`] with an [`Activation`], whose docs
 //! describe the exchange).
 
-use super::{ssrf_cause, WebhookSender, SENDER_TRACING_TARGET};
+use super::attempt::ssrf_cause;
+use super::{WebhookSender, SENDER_TRACING_TARGET};
 use crate::payload::{
     AgentWebhookChallenge, Challenge, ChallengeResponse, ChallengeResponseError, DeliveryAuth, WebhookChallenge,
 };
@@ -652,7 +653,7 @@ impl<S: Signer> WebhookSender<S> {
         let inner = &*self.inner;
         // SSRF first: a refused URL gets no challenge, no signature, no
         // connection.
-        if let Err(e) = inner.destinations.check(&activation.url) {
+        if let Err(e) = inner.attempts.destination_policy().check(&activation.url) {
             return (ActivationOutcome::InvalidDestination(e), None);
         }
         // Always the webhook profile, whatever the future delivery auth.
@@ -671,7 +672,7 @@ impl<S: Signer> WebhookSender<S> {
             Ok(s) => s,
             Err(e) => return (ActivationOutcome::SigningFailed(e.code().to_owned()), None),
         };
-        let mut builder = inner.client.post(signed.url()).timeout(activation.timeout);
+        let mut builder = inner.attempts.http().post(signed.url()).timeout(activation.timeout);
         for (name, value) in signed.headers() {
             builder = builder.header(*name, value);
         }
@@ -686,7 +687,7 @@ impl<S: Signer> WebhookSender<S> {
         };
         let value = challenge.value().to_owned();
         let exchange = async {
-            match inner.client.execute(request).await {
+            match inner.attempts.http().execute(request).await {
                 Ok(response) => judge(response, &value).await,
                 Err(e) => transport_failure(&e),
             }

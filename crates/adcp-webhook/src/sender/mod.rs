@@ -4,6 +4,7 @@
 //! re-exported there).
 
 mod activation;
+mod attempt;
 mod destination;
 mod retry;
 
@@ -12,81 +13,24 @@ pub use activation::{
     ACCOUNT_EVENT_TYPES, AGENT_EVENT_TYPES, DEFAULT_ACTIVATION_TIMEOUT, MAX_ACTIVATION_RESPONSE_BYTES,
     MAX_ACTIVATION_TIMEOUT,
 };
+pub use attempt::{
+    classify_answer, signature_error_code, AttemptClient, AttemptClientBuilder, AttemptRecord, AttemptResult,
+    AttemptStatus, AttemptVerdict,
+};
 pub use destination::{Destination, DestinationAuth, DestinationError, DestinationPolicy};
 pub use retry::{parse_retry_after, RetryPolicy, RetryPolicyError};
 
 use adcp_jwks::SsrfError;
 use adcp_jwks::{DnsResolver, SystemDnsResolver, TrustRoots};
 use adcp_sigbase::{Clock, SystemClock};
-use adcp_sign::{HttpSigner, OsRandom, RandomSource, SignError, Signer, WebhookEvent};
+use adcp_sign::{HttpSigner, OsRandom, RandomSource, Signer, WebhookEvent};
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::Instant;
 use tracing::Instrument;
 
 /// The tracing target of sender events.
 pub const SENDER_TRACING_TARGET: &str = "adcp_webhook::sender";
-
-/// The `webhook_activity[].status` of one attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttemptStatus {
-    /// The receiver answered `2xx`.
-    Success,
-    /// The receiver answered something else.
-    Failed,
-    /// No answer within the attempt deadline.
-    Timeout,
-    /// The connection could not be made or broke.
-    ConnectionError,
-}
-
-impl AttemptStatus {
-    /// `success`, `failed`, `timeout`, `connection_error`.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Success => "success",
-            Self::Failed => "failed",
-            Self::Timeout => "timeout",
-            Self::ConnectionError => "connection_error",
-        }
-    }
-}
-
-/// One delivery attempt, as a seller records it to answer "did it fire?".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttemptRecord {
-    /// The event's `idempotency_key`.
-    pub idempotency_key: String,
-    /// 1 for the first attempt.
-    pub attempt: u32,
-    /// What happened.
-    pub status: AttemptStatus,
-    /// The HTTP status, when the receiver answered.
-    pub http_status_code: Option<u16>,
-    /// The `webhook_*` code from `WWW-Authenticate`, when present.
-    pub error_code: Option<String>,
-    /// A short description for operators (never the response body).
-    pub error_message: Option<String>,
-    /// When the attempt started (Unix seconds).
-    pub started_at: i64,
-    /// How long it took.
-    pub duration: Duration,
-}
-
-impl AttemptRecord {
-    /// The record in the spec's `webhook_activity[]` item shape.
-    #[must_use]
-    pub fn to_activity_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "idempotency_key": self.idempotency_key,
-            "status": self.status.as_str(),
-            "http_status_code": self.http_status_code,
-            "attempt": self.attempt,
-            "error_message": self.error_message,
-        })
-    }
-}
 
 /// How a delivery ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,17 +47,23 @@ pub enum DeliveryOutcome {
         /// The `webhook_*` code.
         code: String,
     },
-    /// A terminal refusal other than a signature one (`409` for a changed
-    /// payload under the same key, a redirect, another `4xx`).
+    /// The receiver answered `409`: it bound this `idempotency_key` to
+    /// another payload, and the spec says to stop retrying the key
+    /// ([`AttemptVerdict::Conflict`]). The only refusal other than a
+    /// signature one: every other answer (`3xx`, other `4xx`, `5xx`) is
+    /// retried until the horizon, then reported as [`GaveUp`](Self::GaveUp).
     Refused {
-        /// The status.
+        /// The status (`409`).
         status: u16,
     },
     /// Retries ran out (horizon or attempt cap) on retryable failures.
     GaveUp,
-    /// The destination failed validation before any attempt.
+    /// The destination failed the SSRF rules: before any attempt (no
+    /// record), or at connect time when its name resolved to a reserved
+    /// address (one record, `connection_error`).
     InvalidDestination(SsrfError),
-    /// The sender could not sign (key unavailable, …).
+    /// The sender could not sign (key unavailable, …): the
+    /// `adcp_sign::SignError` code.
     SigningFailed(String),
 }
 
@@ -122,6 +72,19 @@ impl DeliveryOutcome {
     #[must_use]
     pub fn is_delivered(&self) -> bool {
         matches!(self, Self::Delivered { .. })
+    }
+
+    /// The outcome a terminal verdict ends a delivery with. A
+    /// [`AttemptVerdict::Retry`] left standing is [`GaveUp`](Self::GaveUp).
+    fn from_verdict(verdict: AttemptVerdict) -> Self {
+        match verdict {
+            AttemptVerdict::Delivered { status } => Self::Delivered { status },
+            AttemptVerdict::SignatureRejected { code } => Self::SignatureRejected { code },
+            AttemptVerdict::Conflict => Self::Refused { status: 409 },
+            AttemptVerdict::InvalidDestination(e) => Self::InvalidDestination(e),
+            AttemptVerdict::SigningFailed(code) => Self::SigningFailed(code),
+            AttemptVerdict::Retry { .. } => Self::GaveUp,
+        }
     }
 }
 
@@ -143,13 +106,16 @@ pub trait DeliveryObserver: Send + Sync {
     fn on_attempt(&self, record: &AttemptRecord);
 }
 
-/// A sender could not be built.
+/// A sender or an [`AttemptClient`] could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SenderError {
     /// The HTTP client (TLS roots, …) could not be built.
     #[error("http client: {0}")]
     Client(String),
+    /// An attempt or connect timeout of zero.
+    #[error("attempt and connect timeouts must be positive")]
+    InvalidTimeouts,
 }
 
 /// Builds a [`WebhookSender`].
@@ -225,16 +191,20 @@ impl<S: Signer> WebhookSenderBuilder<S> {
     ///
     /// [`SenderError::Client`].
     pub fn build(self) -> Result<WebhookSender<S>, SenderError> {
-        let client = build_client(&self.policy, &self.destinations, self.resolver, &self.roots)?;
+        let attempts = AttemptClient::builder()
+            .destination_policy(self.destinations)
+            .dns_resolver(self.resolver)
+            .trust_roots(self.roots)
+            .timeouts(self.policy.attempt_timeout(), self.policy.connect_timeout())
+            .clock(self.clock)
+            .build()?;
         Ok(WebhookSender {
             inner: Arc::new(Inner {
                 signer: self.signer,
                 policy: self.policy,
-                destinations: self.destinations,
-                client,
+                attempts,
                 observer: self.observer,
                 random: self.random,
-                clock: self.clock,
             }),
         })
     }
@@ -243,15 +213,23 @@ impl<S: Signer> WebhookSenderBuilder<S> {
 struct Inner<S> {
     signer: HttpSigner<S>,
     policy: RetryPolicy,
-    destinations: DestinationPolicy,
-    client: reqwest::Client,
+    attempts: AttemptClient,
     observer: Option<Arc<dyn DeliveryObserver>>,
     random: Arc<dyn RandomSource>,
-    clock: Arc<dyn Clock>,
 }
 
-/// Delivers signed webhooks with retries. Cheap to clone; share one per
-/// signing key.
+/// Delivers signed webhooks with retries, in process. Cheap to clone;
+/// share one per signing key.
+///
+/// Each attempt is an [`AttemptClient::attempt`], judged by
+/// [`classify_answer`] (the spec's rule, shared with durable outboxes):
+/// `2xx` delivers; `401` with a `webhook_*` code and `409` stop the
+/// delivery; every other answer (`3xx`, which is never followed, a plain
+/// `401`, other `4xx`, `5xx`), timeouts and connection errors are retried
+/// after exponential backoff with full jitter (at least `Retry-After`)
+/// until the [`RetryPolicy`]'s horizon or attempt cap. The schedule lives
+/// in this process: for deliveries that must survive a restart, drive an
+/// [`AttemptClient`] from a durable queue instead.
 ///
 /// ```no_run
 /// use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
@@ -290,15 +268,9 @@ impl<S> fmt::Debug for WebhookSender<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WebhookSender")
             .field("policy", &self.inner.policy)
-            .field("destinations", &self.inner.destinations)
+            .field("destinations", self.inner.attempts.destination_policy())
             .finish_non_exhaustive()
     }
-}
-
-/// How one answer is classified.
-enum Verdict {
-    Done(DeliveryOutcome),
-    Retry(Option<Duration>),
 }
 
 impl<S: Signer> WebhookSender<S> {
@@ -321,6 +293,13 @@ impl<S: Signer> WebhookSender<S> {
     #[must_use]
     pub fn retry_policy(&self) -> &RetryPolicy {
         &self.inner.policy
+    }
+
+    /// The single-attempt client underneath (same pool, SSRF rules and
+    /// timeouts), for a caller that schedules some deliveries itself.
+    #[must_use]
+    pub fn attempt_client(&self) -> &AttemptClient {
+        &self.inner.attempts
     }
 
     /// Delivers `event` to `destination`, retrying per the policy. Never
@@ -346,7 +325,9 @@ impl<S: Signer> WebhookSender<S> {
             outcome: DeliveryOutcome::GaveUp,
             attempts: Vec::new(),
         };
-        if let Err(e) = inner.destinations.check(destination.url()) {
+        // Checked here as well as in every attempt so that a URL refused
+        // outright leaves no attempt record: nothing was tried.
+        if let Err(e) = inner.attempts.destination_policy().check(destination.url()) {
             tracing::warn!(target: SENDER_TRACING_TARGET, error = %e, "webhook destination refused before the first attempt");
             report.outcome = DeliveryOutcome::InvalidDestination(e);
             return finish(report);
@@ -358,127 +339,32 @@ impl<S: Signer> WebhookSender<S> {
                 "delivering with a deprecated legacy webhook scheme (removed in AdCP 4.0)"
             );
         }
-        let first = Instant::now();
-        let deadline = first + inner.policy.horizon();
+        let deadline = Instant::now() + inner.policy.horizon();
         let mut attempt: u32 = 0;
         loop {
             attempt = attempt.saturating_add(1);
-            let started = Instant::now();
-            let started_at = inner.clock.now();
-            let request = match self.build_request(destination, event).await {
-                Ok(r) => r,
-                Err(e) => {
-                    report.outcome = DeliveryOutcome::SigningFailed(e);
-                    return finish(report);
-                }
-            };
-            let sent = tokio::time::timeout(inner.policy.attempt_timeout(), inner.client.execute(request)).await;
-            let mut record = AttemptRecord {
-                idempotency_key: report.idempotency_key.clone(),
-                attempt,
-                status: AttemptStatus::Failed,
-                http_status_code: None,
-                error_code: None,
-                error_message: None,
-                started_at,
-                duration: Duration::ZERO,
-            };
-            let verdict = match sent {
-                Err(_) => {
-                    record.status = AttemptStatus::Timeout;
-                    record.error_message = Some("no response within the attempt deadline".to_owned());
-                    Verdict::Retry(None)
-                }
-                Ok(Err(e)) => {
-                    record.status = if e.is_timeout() {
-                        AttemptStatus::Timeout
-                    } else {
-                        AttemptStatus::ConnectionError
-                    };
-                    record.error_message = Some(describe(&e));
-                    // An SSRF refusal from the pinned resolver is final.
-                    match ssrf_cause(&e) {
-                        Some(ssrf) => Verdict::Done(DeliveryOutcome::InvalidDestination(ssrf)),
-                        None => Verdict::Retry(None),
-                    }
-                }
-                Ok(Ok(response)) => classify(response, &mut record, inner.clock.now()).await,
-            };
-            record.duration = started.elapsed();
-            tracing::info!(
-                target: SENDER_TRACING_TARGET,
-                attempt,
-                status = record.status.as_str(),
-                http_status = record.http_status_code,
-                error_code = record.error_code.as_deref(),
-                "webhook delivery attempt"
-            );
+            let AttemptResult { record, verdict } =
+                inner.attempts.attempt(&inner.signer, destination, event, attempt).await;
             if let Some(observer) = &inner.observer {
                 observer.on_attempt(&record);
             }
             report.attempts.push(record);
-            match verdict {
-                Verdict::Done(outcome) => {
-                    if let DeliveryOutcome::SignatureRejected { code } = &outcome {
-                        tracing::error!(
-                            target: SENDER_TRACING_TARGET,
-                            code = %code,
-                            "receiver rejected the webhook signature; delivery stopped (terminal per spec)"
-                        );
-                    }
-                    report.outcome = outcome;
+            let retry_after = match verdict {
+                AttemptVerdict::Retry { retry_after } => retry_after,
+                terminal => {
+                    report.outcome = DeliveryOutcome::from_verdict(terminal);
                     return finish(report);
                 }
-                Verdict::Retry(retry_after) => {
-                    if inner.policy.max_attempts().is_some_and(|max| attempt >= max) {
-                        return finish(report);
-                    }
-                    let wait = inner.policy.backoff(attempt, retry_after, inner.random.as_ref());
-                    if Instant::now() + wait > deadline {
-                        return finish(report);
-                    }
-                    tokio::time::sleep(wait).await;
-                }
+            };
+            if inner.policy.max_attempts().is_some_and(|max| attempt >= max) {
+                return finish(report);
             }
+            let wait = inner.policy.backoff(attempt, retry_after, inner.random.as_ref());
+            if Instant::now() + wait > deadline {
+                return finish(report);
+            }
+            tokio::time::sleep(wait).await;
         }
-    }
-
-    /// Signs one attempt: fresh signature over the event's fixed bytes.
-    async fn build_request(&self, destination: &Destination, event: &WebhookEvent) -> Result<reqwest::Request, String> {
-        let client = &self.inner.client;
-        let builder = match destination.auth() {
-            DestinationAuth::Rfc9421 => {
-                let signed = self
-                    .inner
-                    .signer
-                    .sign_webhook(destination.url(), event)
-                    .await
-                    .map_err(|e: SignError| e.code().to_owned())?;
-                let mut b = client.post(signed.url());
-                for (name, value) in signed.headers() {
-                    b = b.header(*name, value);
-                }
-                b
-            }
-            DestinationAuth::HmacSha256(hmac) => {
-                let signed = hmac.sign_event(event).map_err(|e| e.code().to_owned())?;
-                let mut b = client
-                    .post(destination.url())
-                    .header(http::header::CONTENT_TYPE, adcp_sign::JSON_CONTENT_TYPE);
-                for (name, value) in signed.headers() {
-                    b = b.header(name, value);
-                }
-                b
-            }
-            DestinationAuth::Bearer(token) => client
-                .post(destination.url())
-                .header(http::header::CONTENT_TYPE, adcp_sign::JSON_CONTENT_TYPE)
-                .header(http::header::AUTHORIZATION, format!("Bearer {token}")),
-        };
-        builder
-            .body(event.body().as_bytes().to_vec())
-            .build()
-            .map_err(|_| "target_uri_malformed".to_owned())
     }
 }
 
@@ -497,189 +383,5 @@ fn outcome_label(outcome: &DeliveryOutcome) -> &'static str {
         DeliveryOutcome::GaveUp => "gave_up",
         DeliveryOutcome::InvalidDestination(_) => "invalid_destination",
         DeliveryOutcome::SigningFailed(_) => "signing_failed",
-    }
-}
-
-/// Classifies an answer received at `now` (Unix seconds) and drains (a
-/// bounded amount of) its body so the connection can be reused.
-async fn classify(mut response: reqwest::Response, record: &mut AttemptRecord, now: i64) -> Verdict {
-    let status = response.status();
-    record.http_status_code = Some(status.as_u16());
-    let retry_after = response
-        .headers()
-        .get(http::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| parse_retry_after(v, UNIX_EPOCH + Duration::from_secs(u64::try_from(now).unwrap_or(0))));
-    let webhook_code = (status == http::StatusCode::UNAUTHORIZED)
-        .then(|| {
-            response
-                .headers()
-                .get_all(http::header::WWW_AUTHENTICATE)
-                .iter()
-                .find_map(|v| v.to_str().ok().and_then(signature_error_code))
-        })
-        .flatten();
-    let mut drained = 0_usize;
-    while drained < 64 * 1024 {
-        match response.chunk().await {
-            Ok(Some(chunk)) => drained += chunk.len(),
-            _ => break,
-        }
-    }
-    if status.is_success() {
-        record.status = AttemptStatus::Success;
-        return Verdict::Done(DeliveryOutcome::Delivered {
-            status: status.as_u16(),
-        });
-    }
-    record.status = AttemptStatus::Failed;
-    if let Some(code) = webhook_code {
-        record.error_code = Some(code.clone());
-        record.error_message = Some(format!("receiver rejected the signature: {code}"));
-        return Verdict::Done(DeliveryOutcome::SignatureRejected { code });
-    }
-    record.error_message = Some(format!("HTTP {}", status.as_u16()));
-    match status.as_u16() {
-        429 | 408 | 425 => Verdict::Retry(retry_after),
-        // A 401 without a webhook_* code is a receiver-side configuration
-        // problem the spec asks senders to treat as transient.
-        401 => Verdict::Retry(retry_after),
-        s if (500..600).contains(&s) => Verdict::Retry(retry_after),
-        s => Verdict::Done(DeliveryOutcome::Refused { status: s }),
-    }
-}
-
-/// The code of a `WWW-Authenticate: Signature error="webhook_…"`
-/// challenge, if the value is one (what makes a `401` terminal for a
-/// delivery).
-///
-/// ```
-/// use adcp_webhook::signature_error_code;
-/// assert_eq!(
-///     signature_error_code(r#"Signature error="webhook_signature_replayed""#).as_deref(),
-///     Some("webhook_signature_replayed")
-/// );
-/// assert_eq!(signature_error_code("Bearer"), None);
-/// ```
-#[must_use]
-pub fn signature_error_code(challenge: &str) -> Option<String> {
-    let rest = challenge.trim().strip_prefix("Signature")?;
-    let rest = rest.trim_start();
-    let start = rest.find("error=\"")? + "error=\"".len();
-    let tail = rest.get(start..)?;
-    let code = &tail[..tail.find('"')?];
-    let valid = code.starts_with("webhook_")
-        && code
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit());
-    valid.then(|| code.to_owned())
-}
-
-fn describe(e: &reqwest::Error) -> String {
-    if e.is_connect() {
-        "connection failed".to_owned()
-    } else if e.is_timeout() {
-        "timed out".to_owned()
-    } else {
-        "transport error".to_owned()
-    }
-}
-
-fn ssrf_cause(e: &reqwest::Error) -> Option<SsrfError> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = source {
-        if let Some(ssrf) = err.downcast_ref::<SsrfError>() {
-            return Some(ssrf.clone());
-        }
-        source = err.source();
-    }
-    None
-}
-
-fn build_client(
-    policy: &RetryPolicy,
-    destinations: &DestinationPolicy,
-    resolver: Arc<dyn DnsResolver>,
-    roots: &TrustRoots,
-) -> Result<reqwest::Client, SenderError> {
-    let mut store = rustls::RootCertStore::empty();
-    match roots {
-        TrustRoots::WebPki => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
-        TrustRoots::Custom(ders) => {
-            for der in ders {
-                store
-                    .add(rustls::pki_types::CertificateDer::from(der.clone()))
-                    .map_err(|e| SenderError::Client(format!("trust root: {e}")))?;
-            }
-        }
-    }
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| SenderError::Client(format!("tls: {e}")))?
-        .with_root_certificates(store)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .https_only(!destinations.allows_plain_http_loopback())
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(policy.connect_timeout())
-        .timeout(policy.attempt_timeout())
-        .dns_resolver(destinations.policy().dns_resolver_with(resolver))
-        .build()
-        .map_err(|e| SenderError::Client(e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_webhook_signature_challenges_are_terminal_codes() {
-        assert_eq!(
-            signature_error_code(r#"Signature error="webhook_signature_invalid""#).as_deref(),
-            Some("webhook_signature_invalid")
-        );
-        assert_eq!(
-            signature_error_code(r#"Signature error="request_signature_invalid""#),
-            None
-        );
-        assert_eq!(signature_error_code(r#"Bearer error="webhook_x""#), None);
-        assert_eq!(signature_error_code(r#"Signature error="webhook_"#), None);
-        assert_eq!(signature_error_code("Signature"), None);
-    }
-
-    /// A `Retry-After` date is read against the sender's clock, so a pinned
-    /// clock pins the delay.
-    #[tokio::test]
-    async fn a_retry_after_date_counts_from_the_clock() {
-        let answer = |retry_after: &str| {
-            reqwest::Response::from(
-                http::Response::builder()
-                    .status(503)
-                    .header(http::header::RETRY_AFTER, retry_after)
-                    .body(Vec::new())
-                    .unwrap_or_default(),
-            )
-        };
-        let mut record = AttemptRecord {
-            idempotency_key: "whk_1".to_owned(),
-            attempt: 1,
-            status: AttemptStatus::Failed,
-            http_status_code: None,
-            error_code: None,
-            error_message: None,
-            started_at: 0,
-            duration: Duration::ZERO,
-        };
-        // 1994-11-06 08:49:30 GMT, seven seconds before the date.
-        let now = 784_111_770;
-        let date = "Sun, 06 Nov 1994 08:49:37 GMT";
-        let verdict = classify(answer(date), &mut record, now).await;
-        assert!(matches!(verdict, Verdict::Retry(Some(d)) if d == Duration::from_secs(7)));
-        let verdict = classify(answer(date), &mut record, now + 60).await;
-        assert!(matches!(verdict, Verdict::Retry(Some(Duration::ZERO))));
-        assert_eq!(record.http_status_code, Some(503));
     }
 }

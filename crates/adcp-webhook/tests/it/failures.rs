@@ -124,10 +124,76 @@ async fn retries_503_with_backoff_then_succeeds_once_with_fresh_signatures() {
         .attempts
         .iter()
         .all(|a| a.idempotency_key == ev.idempotency_key().as_str()));
-    let activity = report.attempts[0].to_activity_json();
-    assert_eq!(activity["status"], "failed");
-    assert_eq!(activity["http_status_code"], 503);
-    assert_eq!(activity["attempt"], 1);
+    let first = &report.attempts[0];
+    assert_eq!(first.status.as_str(), "failed");
+    assert_eq!(first.error_message.as_deref(), Some("HTTP 503"));
+    assert_eq!(first.error_code, None);
+}
+
+/// At-least-once: every answer but `2xx`, a `webhook_*` `401` and `409`
+/// is retried (the spec's "retry on any non-2xx"), a plain `401` and the
+/// other `4xx` included.
+#[tokio::test]
+async fn every_other_4xx_and_a_plain_401_are_retried() {
+    for status in [
+        StatusCode::BAD_REQUEST,
+        StatusCode::UNAUTHORIZED,
+        StatusCode::FORBIDDEN,
+        StatusCode::NOT_FOUND,
+        StatusCode::GONE,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    ] {
+        let seen = Arc::new(Seen::default());
+        let addr = flaky(1, status, None, Arc::clone(&seen)).await;
+        let (signer, _) = seller(Algorithm::Ed25519, "seller-4xx");
+        let sender = loopback_sender(signer, fast_retries());
+        let report = sender
+            .deliver(&Destination::new(url(addr, "/hook")), &event("task_4xx"))
+            .await;
+        assert_eq!(report.outcome, DeliveryOutcome::Delivered { status: 200 }, "{status}");
+        let statuses: Vec<_> = report.attempts.iter().map(|a| (a.status, a.http_status_code)).collect();
+        assert_eq!(
+            statuses,
+            [
+                (AttemptStatus::Failed, Some(status.as_u16())),
+                (AttemptStatus::Success, Some(200)),
+            ],
+            "{status}"
+        );
+        assert_eq!(seen.bodies.lock().unwrap().len(), 2, "{status}");
+    }
+}
+
+/// A redirect is neither followed (the SSRF rules) nor final: it is
+/// retried at the registered URL until the attempts run out.
+#[tokio::test]
+async fn redirects_are_retried_never_followed() {
+    let elsewhere = Arc::new(AtomicUsize::new(0));
+    let hits = Arc::clone(&elsewhere);
+    let app = Router::new()
+        .route(
+            "/hook",
+            post(|| async { (StatusCode::TEMPORARY_REDIRECT, [("location", "/elsewhere")]) }),
+        )
+        .route(
+            "/elsewhere",
+            post(move || {
+                hits.fetch_add(1, Ordering::SeqCst);
+                async { StatusCode::OK }
+            }),
+        );
+    let addr = serve_router(app).await;
+    let (signer, _) = seller(Algorithm::Ed25519, "seller-3xx");
+    let sender = loopback_sender(signer, fast_retries().with_max_attempts(3).unwrap());
+    let report = sender
+        .deliver(&Destination::new(url(addr, "/hook")), &event("task_3xx"))
+        .await;
+    assert_eq!(report.outcome, DeliveryOutcome::GaveUp);
+    assert_eq!(report.attempts.len(), 3);
+    assert!(report.attempts.iter().all(|a| a.http_status_code == Some(307)));
+    assert_eq!(elsewhere.load(Ordering::SeqCst), 0, "a redirect was followed");
 }
 
 #[tokio::test]

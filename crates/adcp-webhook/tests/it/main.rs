@@ -1,7 +1,8 @@
 //! Integration tests of `adcp-webhook`, in one binary: sender and receiver
 //! end to end over loopback (interop for both algorithms, over TLS too,
 //! and the positive conformance vectors replayed live), exactly-once
-//! delivery on every store backend enabled by features, failure paths, the
+//! delivery on every store backend enabled by features, single attempts
+//! (`AttemptClient`) and their verdicts, failure paths, the
 //! payload model and its schemas, the extraction and envelope vectors,
 //! hostile input. The runnable examples are in the workspace's examples package.
 //!
@@ -15,6 +16,7 @@
 
 mod common;
 
+mod attempt;
 mod exactly_once;
 mod failures;
 mod hostile_input;
