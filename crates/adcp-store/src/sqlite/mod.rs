@@ -18,7 +18,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use writer::Writer;
+pub use writer::SqliteWriter;
+use writer::SqliteWriter as Writer;
 
 /// Settings of a [`SqliteStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

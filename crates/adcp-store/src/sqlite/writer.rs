@@ -83,18 +83,41 @@ where
     }
 }
 
-/// The handle on the writer thread: a queue and the thread to join. When
-/// it is dropped (with the last `SqliteStore` clone), the queue closes; the
-/// thread finishes the jobs already queued, closes the connection and
-/// exits, and the drop waits for it.
-pub(super) struct Writer {
+/// A group-commit writer: one thread owns a SQLite connection and runs
+/// every submitted operation on it, many per `BEGIN IMMEDIATE`
+/// transaction, each in a savepoint of its own, answering each caller
+/// only after the commit that made its effects durable (see the module
+/// documentation of `SqliteStore` for the guarantees). `SqliteStore` is
+/// built on it; other crates with their own tables in the same kind of
+/// file (the seller's outbox) reuse it rather than writing a second one.
+///
+/// When it is dropped, the queue closes; the thread finishes the jobs
+/// already queued, closes the connection and exits, and the drop waits for
+/// it.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let conn = rusqlite::Connection::open_in_memory()?;
+/// let writer = adcp_store::SqliteWriter::start(conn)?;
+/// let rt = tokio::runtime::Builder::new_current_thread().build()?;
+/// let answer = writer.submit(|conn| conn.query_row("SELECT 40 + 2", [], |row| row.get::<_, i64>(0)))?;
+/// assert_eq!(rt.block_on(answer)??, 42);
+/// # Ok(())
+/// # }
+/// ```
+pub struct SqliteWriter {
     jobs: Option<mpsc::Sender<Box<dyn Job>>>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl Writer {
-    /// Starts the writer thread, which takes ownership of `conn`.
-    pub(super) fn start(conn: Connection) -> std::io::Result<Self> {
+impl SqliteWriter {
+    /// Starts the writer thread, which takes ownership of `conn` (already
+    /// configured: WAL, `synchronous`, busy timeout).
+    ///
+    /// # Errors
+    ///
+    /// The thread could not be spawned.
+    pub fn start(conn: Connection) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("adcp-sqlite-writer".to_owned())
@@ -105,9 +128,16 @@ impl Writer {
         })
     }
 
-    /// Queues `f` and returns where its answer will arrive. `Err` if the
-    /// writer thread has stopped.
-    pub(super) fn submit<T, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T, String>>, String>
+    /// Queues `f` and returns where its answer will arrive: `Ok` with `f`'s
+    /// result once the transaction that ran it committed, or the error
+    /// (`f`'s, or the commit's) as a message. `f` may run more than once
+    /// (when an I/O error rolled back the whole batch before its commit),
+    /// so it must only act on the connection.
+    ///
+    /// # Errors
+    ///
+    /// The writer thread has stopped.
+    pub fn submit<T, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T, String>>, String>
     where
         T: Send + 'static,
         F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
@@ -124,11 +154,11 @@ impl Writer {
 }
 
 /// The error of a call the writer thread can no longer serve.
-pub(super) fn stopped() -> String {
+pub(crate) fn stopped() -> String {
     "sqlite: the store's writer thread has stopped".to_owned()
 }
 
-impl Drop for Writer {
+impl Drop for SqliteWriter {
     fn drop(&mut self) {
         drop(self.jobs.take());
         if let Some(thread) = self.thread.take() {

@@ -1,0 +1,149 @@
+//! The outbox's tables, their versioned migrations, and the table prefix.
+//!
+//! Versions are recorded in a table of the outbox's own
+//! (`{prefix}schema_version`), never in SQLite's `PRAGMA user_version`,
+//! which belongs to the application when the outbox shares its database.
+
+use crate::error::OutboxError;
+
+/// The default table prefix.
+pub const DEFAULT_TABLE_PREFIX: &str = "adcp_outbox_";
+
+/// The schema version this build writes.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// Checks a table prefix: lowercase ASCII letters, digits and `_`, not
+/// starting with a digit, at most 40 characters (names stay within
+/// PostgreSQL's 63).
+///
+/// # Errors
+///
+/// [`OutboxError::Config`].
+pub fn check_prefix(prefix: &str) -> Result<(), OutboxError> {
+    let ok = !prefix.is_empty()
+        && prefix.len() <= 40
+        && !prefix.starts_with(|c: char| c.is_ascii_digit())
+        && prefix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(OutboxError::Config(format!(
+            "table prefix {prefix:?} must be 1-40 characters of a-z, 0-9 and _, not starting with a digit"
+        )))
+    }
+}
+
+/// Migration `version` (1-based) for a dialect: `blob`/`bigint` spellings
+/// differ, the layout does not.
+pub(crate) fn migration(version: i64, p: &str, postgres: bool) -> Option<String> {
+    let (blob, int) = if postgres { ("BYTEA", "BIGINT") } else { ("BLOB", "INTEGER") };
+    match version {
+        1 => Some(format!(
+            "
+CREATE TABLE {p}events (
+    id TEXT PRIMARY KEY,
+    signing_scope TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    fingerprint {blob} NOT NULL,
+    body {blob} NOT NULL,
+    body_size {int} NOT NULL,
+    key_id TEXT,
+    notification_type TEXT,
+    notification_id TEXT,
+    subscriber_id TEXT,
+    sequence_number {int},
+    channel_id TEXT,
+    principal TEXT,
+    url TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    operation_id TEXT,
+    auth_scheme TEXT,
+    auth_credentials {blob},
+    coalescing_key TEXT,
+    state TEXT NOT NULL,
+    attempts {int} NOT NULL DEFAULT 0,
+    enqueued_at {int} NOT NULL,
+    horizon_ms {int} NOT NULL,
+    next_attempt_at {int} NOT NULL,
+    first_attempt_at {int},
+    deadline_at {int} NOT NULL,
+    lease_token {int},
+    lease_owner TEXT,
+    lease_until {int},
+    probe {int} NOT NULL DEFAULT 0,
+    last_status TEXT,
+    last_http_status {int},
+    last_error TEXT,
+    reason TEXT,
+    superseded_by TEXT,
+    finished_at {int},
+    UNIQUE (signing_scope, idempotency_key)
+);
+CREATE INDEX {p}events_due ON {p}events (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX {p}events_deadline ON {p}events (deadline_at) WHERE state = 'pending';
+CREATE INDEX {p}events_leases ON {p}events (lease_until) WHERE state = 'in_flight';
+CREATE INDEX {p}events_held ON {p}events (url, notification_type, coalescing_key)
+    WHERE state = 'pending' AND attempts = 0 AND coalescing_key IS NOT NULL;
+CREATE INDEX {p}events_finished ON {p}events (finished_at) WHERE finished_at IS NOT NULL;
+CREATE TABLE {p}resources (
+    resource TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    PRIMARY KEY (resource, event_id)
+);
+CREATE INDEX {p}resources_event ON {p}resources (event_id);
+CREATE TABLE {p}activity (
+    event_id TEXT NOT NULL,
+    attempt {int} NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    notification_id TEXT,
+    notification_type TEXT NOT NULL,
+    subscriber_id TEXT,
+    sequence_number {int},
+    principal TEXT,
+    target_url TEXT NOT NULL,
+    url TEXT NOT NULL,
+    fired_at {int} NOT NULL,
+    completed_at {int},
+    status TEXT NOT NULL,
+    http_status_code {int},
+    response_time_ms {int},
+    payload_size_bytes {int} NOT NULL,
+    error_message TEXT,
+    PRIMARY KEY (event_id, attempt)
+);
+CREATE INDEX {p}activity_principal ON {p}activity (principal, fired_at);
+CREATE INDEX {p}activity_url ON {p}activity (target_url, fired_at);
+CREATE INDEX {p}activity_completed ON {p}activity (completed_at);
+CREATE TABLE {p}breakers (
+    origin TEXT PRIMARY KEY,
+    failures {int} NOT NULL,
+    open {int} NOT NULL,
+    opened {int} NOT NULL,
+    retry_at {int} NOT NULL,
+    probe_until {int} NOT NULL
+);
+"
+        )),
+        _ => None,
+    }
+}
+
+/// The version table.
+pub(crate) fn version_table(p: &str, postgres: bool) -> String {
+    let int = if postgres { "BIGINT" } else { "INTEGER" };
+    format!("CREATE TABLE IF NOT EXISTS {p}schema_version (version {int} PRIMARY KEY, applied_at {int} NOT NULL)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes() {
+        assert!(check_prefix("adcp_outbox_").is_ok());
+        assert!(check_prefix("app2_").is_ok());
+        for bad in ["", "1x_", "Outbox_", "a;drop", "a-b", &"x".repeat(41)] {
+            assert!(check_prefix(bad).is_err(), "{bad}");
+        }
+    }
+}
