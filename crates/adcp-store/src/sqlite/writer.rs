@@ -280,15 +280,15 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    fn writer() -> Writer {
+    fn writer() -> SqliteWriter {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE t (v INTEGER NOT NULL)").unwrap();
-        Writer::start(conn).unwrap()
+        SqliteWriter::start(conn).unwrap()
     }
 
     /// Occupies the writer for a moment, so that the jobs submitted next
     /// are all queued when it drains its queue: they form one batch.
-    fn hold(writer: &Writer) -> oneshot::Receiver<Result<(), String>> {
+    fn hold(writer: &SqliteWriter) -> oneshot::Receiver<Result<(), String>> {
         let held = writer
             .submit(|_: &Connection| {
                 std::thread::sleep(Duration::from_millis(300));
@@ -299,7 +299,7 @@ mod tests {
         held
     }
 
-    fn insert(writer: &Writer, v: i64, runs: &Arc<AtomicUsize>) -> oneshot::Receiver<Result<usize, String>> {
+    fn insert(writer: &SqliteWriter, v: i64, runs: &Arc<AtomicUsize>) -> oneshot::Receiver<Result<usize, String>> {
         let runs = Arc::clone(runs);
         writer
             .submit(move |conn: &Connection| {
@@ -309,7 +309,7 @@ mod tests {
             .unwrap()
     }
 
-    fn count(writer: &Writer) -> oneshot::Receiver<Result<i64, String>> {
+    fn count(writer: &SqliteWriter) -> oneshot::Receiver<Result<i64, String>> {
         writer
             .submit(|conn: &Connection| conn.query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0)))
             .unwrap()
