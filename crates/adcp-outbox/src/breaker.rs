@@ -85,12 +85,16 @@ impl BreakerState {
         self.probe_until_ms = until_ms;
     }
 
-    /// Applies one attempt's result; returns whether the open state changed.
-    pub fn record(&mut self, health: Health, now_ms: i64, policy: &BreakerPolicy) -> bool {
+    /// Applies one attempt's result (`probe`: the attempt was this
+    /// breaker's probe); returns whether the open state changed. While
+    /// open, only the probe's failure reopens it for longer: attempts that
+    /// started before it opened say nothing new.
+    pub fn record(&mut self, health: Health, probe: bool, now_ms: i64, policy: &BreakerPolicy) -> bool {
         let was_open = self.open;
         match health {
             Health::Unknown => return false,
             Health::Up => *self = Self::default(),
+            Health::Down if self.open && !probe => return false,
             Health::Down => {
                 self.failures = self.failures.saturating_add(1);
                 if self.open || self.failures >= policy.failure_threshold.max(1) {
@@ -114,16 +118,19 @@ mod tests {
         let p = BreakerPolicy::default();
         let mut b = BreakerState::default();
         for _ in 0..4 {
-            assert!(!b.record(Health::Down, 0, &p));
+            assert!(!b.record(Health::Down, false, 0, &p));
         }
-        assert!(b.record(Health::Down, 0, &p));
+        assert!(b.record(Health::Down, false, 0, &p));
+        // An attempt that started before it opened does not extend it.
+        b.record(Health::Down, false, 10, &p);
+        assert_eq!(b.retry_at_ms, 5_000);
         assert!(b.blocks(4_999) && !b.probe_due(4_999));
         assert!(b.probe_due(5_000));
         b.start_probe(15_000);
         assert!(b.blocks(6_000));
-        b.record(Health::Down, 6_000, &p);
+        b.record(Health::Down, true, 6_000, &p);
         assert_eq!(b.retry_at_ms, 16_000, "second opening waits twice as long");
-        assert!(b.record(Health::Up, 17_000, &p));
+        assert!(b.record(Health::Up, false, 17_000, &p));
         assert!(!b.blocks(17_000));
         assert_eq!(b, BreakerState::default());
     }

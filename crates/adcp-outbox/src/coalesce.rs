@@ -113,10 +113,18 @@ mod tests {
         assert_eq!(p.window(Some("impairment"), true, Some(s(0)), None), Ok(s(0)));
         assert_eq!(p.window(Some("impairment"), false, None, None), Ok(s(0)));
         assert!(p.window(Some("impairment"), true, Some(s(301)), None).is_err());
-        assert_eq!(p.window(Some("impairment"), true, Some(s(900)), Some(s(900))), Ok(s(900)));
-        assert_eq!(p.window(Some("creative.purged"), true, Some(s(60)), Some(s(600))), Ok(s(0)));
+        assert_eq!(
+            p.window(Some("impairment"), true, Some(s(900)), Some(s(900))),
+            Ok(s(900))
+        );
+        assert_eq!(
+            p.window(Some("creative.purged"), true, Some(s(60)), Some(s(600))),
+            Ok(s(0))
+        );
         assert_eq!(p.window(Some("account.status_changed"), true, None, None), Ok(s(0)));
-        assert!(p.window(Some("account.status_changed"), true, Some(s(1)), None).is_err());
+        assert!(p
+            .window(Some("account.status_changed"), true, Some(s(1)), None)
+            .is_err());
         let p = p.with_default("capabilities.changed", s(120));
         assert_eq!(p.window(Some("capabilities.changed"), true, None, None), Ok(s(120)));
         assert_eq!(p.window(None, true, Some(s(10)), None), Ok(s(0)));

@@ -138,7 +138,8 @@ impl OutboxDestination {
         if let Some((scheme, credentials)) = &self.legacy {
             registration["authentication"] = serde_json::json!({"schemes": [scheme], "credentials": credentials});
         }
-        Destination::from_registration(&registration).map_err(|e| OutboxError::invalid("invalid_destination", e.to_string()))
+        Destination::from_registration(&registration)
+            .map_err(|e| OutboxError::invalid("invalid_destination", e.to_string()))
     }
 }
 
@@ -189,7 +190,8 @@ impl NewEvent {
         let body: Value = serde_json::from_str(event.body().as_str()).unwrap_or(Value::Null);
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
         let result = body.get("result");
-        let notification_type = text(body.get("notification_type")).or_else(|| text(result.and_then(|r| r.get("notification_type"))));
+        let notification_type =
+            text(body.get("notification_type")).or_else(|| text(result.and_then(|r| r.get("notification_type"))));
         let sequence_number = body
             .get("sequence_number")
             .or_else(|| result.and_then(|r| r.get("sequence_number")))

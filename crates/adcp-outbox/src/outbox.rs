@@ -9,9 +9,7 @@ use crate::error::OutboxError;
 use crate::event::{origin_of, NewEvent};
 use crate::id::EventId;
 use crate::schedule::ms;
-use crate::store::{
-    ActivityQuery, Enqueued, EventView, Insert, ListFilter, OutboxStats, OutboxStore,
-};
+use crate::store::{ActivityQuery, Enqueued, EventView, Insert, ListFilter, OutboxStats, OutboxStore};
 use adcp_sign::{OsRandom, RandomSource};
 use adcp_webhook::RetryPolicy;
 use std::sync::Arc;
@@ -96,7 +94,9 @@ pub struct Outbox {
 
 impl std::fmt::Debug for Outbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Outbox").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Outbox")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 

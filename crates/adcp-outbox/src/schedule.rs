@@ -105,6 +105,9 @@ mod tests {
     fn the_attempt_cap_expires() {
         let p = RetryPolicy::default().with_max_attempts(3).unwrap();
         assert_eq!(next_attempt(&p, 3, None, 0, i64::MAX, &Max), NextAttempt::Expire);
-        assert!(matches!(next_attempt(&p, 2, None, 0, i64::MAX, &Max), NextAttempt::At(_)));
+        assert!(matches!(
+            next_attempt(&p, 2, None, 0, i64::MAX, &Max),
+            NextAttempt::At(_)
+        ));
     }
 }

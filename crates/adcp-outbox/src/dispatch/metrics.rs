@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Upper bounds (seconds) of the enqueue-to-delivery latency histogram.
-const LATENCY_BUCKETS: [f64; 12] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0, 60.0, 300.0, 3600.0, 86_400.0];
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0, 60.0, 300.0, 3600.0, 86_400.0,
+];
 
 /// What the dispatcher counted since it started.
 #[derive(Debug, Default)]
@@ -114,8 +116,16 @@ impl DispatchMetrics {
         for (name, help, v) in [
             ("delivered", "Events delivered.", &self.delivered),
             ("refused", "Events refused for good.", &self.refused),
-            ("expired", "Events whose horizon passed after an attempt.", &self.expired),
-            ("fenced", "Outcomes dropped because the lease had moved on.", &self.fenced),
+            (
+                "expired",
+                "Events whose horizon passed after an attempt.",
+                &self.expired,
+            ),
+            (
+                "fenced",
+                "Outcomes dropped because the lease had moved on.",
+                &self.fenced,
+            ),
             ("store_errors", "Store calls that failed.", &self.store_errors),
         ] {
             let _ = writeln!(out, "# HELP adcp_outbox_{name}_total {help}");
@@ -125,10 +135,7 @@ impl DispatchMetrics {
         let _ = writeln!(out, "# HELP adcp_outbox_in_flight Attempts in flight in this process.");
         let _ = writeln!(out, "# TYPE adcp_outbox_in_flight gauge");
         let _ = writeln!(out, "adcp_outbox_in_flight {}", self.in_flight.load(Ordering::Relaxed));
-        let _ = writeln!(
-            out,
-            "# HELP adcp_outbox_delivery_latency_seconds Enqueue to delivery."
-        );
+        let _ = writeln!(out, "# HELP adcp_outbox_delivery_latency_seconds Enqueue to delivery.");
         let _ = writeln!(out, "# TYPE adcp_outbox_delivery_latency_seconds histogram");
         for (i, bound) in LATENCY_BUCKETS.iter().enumerate() {
             let _ = writeln!(
@@ -138,7 +145,10 @@ impl DispatchMetrics {
             );
         }
         let count = self.latency_count.load(Ordering::Relaxed);
-        let _ = writeln!(out, "adcp_outbox_delivery_latency_seconds_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(
+            out,
+            "adcp_outbox_delivery_latency_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
         let _ = writeln!(
             out,
             "adcp_outbox_delivery_latency_seconds_sum {}",

@@ -342,7 +342,11 @@ impl Dispatcher {
             if let HookDecision::Suppress(reason) = hook.before_attempt(&c).await {
                 tracing::info!(target: DISPATCH_TRACING_TARGET, id = %c.id, reason = %reason, "event suppressed before its attempt");
                 self.metrics.refused();
-                return finish(Outcome::Withdrawn(format!("suppressed: {reason}")), None, clock.now_ms());
+                return finish(
+                    Outcome::Withdrawn(format!("suppressed: {reason}")),
+                    None,
+                    clock.now_ms(),
+                );
             }
         }
         let Some(signer) = self.signers.signer(&c.signing_scope) else {
@@ -360,11 +364,18 @@ impl Dispatcher {
             Ok(e) => e,
             Err(e) => {
                 self.metrics.refused();
-                return finish(Outcome::Withdrawn(format!("stored body unreadable: {}", e.code())), None, now);
+                return finish(
+                    Outcome::Withdrawn(format!("stored body unreadable: {}", e.code())),
+                    None,
+                    now,
+                );
             }
         };
         let started = std::time::Instant::now();
-        let result = self.client.attempt(signer.as_ref(), &destination, &event, c.attempt).await;
+        let result = self
+            .client
+            .attempt(signer.as_ref(), &destination, &event, c.attempt)
+            .await;
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let done = clock.now_ms();
         let record = result.record;

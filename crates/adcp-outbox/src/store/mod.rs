@@ -107,6 +107,20 @@ pub struct Insert {
     pub(crate) horizon_ms: i64,
 }
 
+impl Insert {
+    /// The id the event gets.
+    #[must_use]
+    pub fn id(&self) -> EventId {
+        self.id.clone()
+    }
+
+    /// Its `idempotency_key`.
+    #[must_use]
+    pub fn idempotency_key(&self) -> &str {
+        &self.idempotency_key
+    }
+}
+
 /// What an enqueue did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Enqueued {

@@ -5,7 +5,7 @@
 
 use super::schema::{check_prefix, migration, version_table, SCHEMA_VERSION};
 use super::{
-    ActivityQuery, ActivitySelector, Claimed, ClaimRequest, Enqueued, EventState, EventView, Finish, Insert,
+    ActivityQuery, ActivitySelector, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish, Insert,
     ListFilter, OutboxStats, OutboxStore, Outcome,
 };
 use crate::activity::{clip_message, redact_url, ActivityRecord, ActivityStatus};
@@ -79,7 +79,9 @@ fn configure(conn: &Connection, busy_timeout: Duration) -> Result<(), OutboxErro
         .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
         .map_err(unavailable)?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(OutboxError::Config(format!("sqlite journal_mode is {mode}, WAL required")));
+        return Err(OutboxError::Config(format!(
+            "sqlite journal_mode is {mode}, WAL required"
+        )));
     }
     conn.pragma_update(None, "synchronous", "FULL").map_err(unavailable)?;
     Ok(())
@@ -100,7 +102,11 @@ pub fn migrate_sqlite(conn: &Connection, prefix: &str) -> Result<(), OutboxError
     let result = (|| {
         conn.execute_batch(&version_table(prefix, false)).map_err(unavailable)?;
         let current: i64 = conn
-            .query_row(&format!("SELECT COALESCE(MAX(version), 0) FROM {prefix}schema_version"), [], |r| r.get(0))
+            .query_row(
+                &format!("SELECT COALESCE(MAX(version), 0) FROM {prefix}schema_version"),
+                [],
+                |r| r.get(0),
+            )
             .map_err(unavailable)?;
         if current > SCHEMA_VERSION {
             return Err(OutboxError::Schema(format!(
@@ -243,7 +249,11 @@ fn enqueue_in(conn: &Connection, p: &str, row: &Insert) -> rusqlite::Result<Enqu
     let now = row.enqueued_at_ms;
     let mut next_attempt_at = now.saturating_add(row.coalescing_window_ms);
     let mut superseded = None;
-    if let (Some(kind), Some(key), true) = (&row.notification_type, &row.coalescing_key, row.coalescing_window_ms > 0) {
+    if let (Some(kind), Some(key), true) = (
+        &row.notification_type,
+        &row.coalescing_key,
+        row.coalescing_window_ms > 0,
+    ) {
         let held: Option<(String, i64)> = conn
             .prepare_cached(&format!(
                 "SELECT id, next_attempt_at FROM {p}events
@@ -466,7 +476,14 @@ fn claim_in(conn: &Connection, p: &str, req: &ClaimRequest) -> rusqlite::Result<
                     principal, deadline_at, body_size, enqueued_at"
             ))?
             .query_row(
-                params![id, token, req.owner, now.saturating_add(req.lease_ms), i64::from(probe), now],
+                params![
+                    id,
+                    token,
+                    req.owner,
+                    now.saturating_add(req.lease_ms),
+                    i64::from(probe),
+                    now
+                ],
                 |r| {
                     let legacy = match (r.get::<_, Option<String>>(5)?, r.get::<_, Option<Vec<u8>>>(6)?) {
                         (Some(scheme), Some(cred)) => Some((scheme, String::from_utf8_lossy(&cred).into_owned())),
@@ -536,7 +553,9 @@ fn finish_in(conn: &Connection, p: &str, f: &Finish, policy: &BreakerPolicy) -> 
             "SELECT attempts, probe FROM {p}events
              WHERE id = ?1 AND lease_token = ?2 AND state = 'in_flight' AND lease_until > ?3"
         ))?
-        .query_row(params![f.id.as_str(), f.lease_token, f.now_ms], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(params![f.id.as_str(), f.lease_token, f.now_ms], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .optional()?;
     let Some((attempt, probe)) = current else {
         return Ok(false);
@@ -587,7 +606,16 @@ fn finish_in(conn: &Connection, p: &str, f: &Finish, policy: &BreakerPolicy) -> 
             finished_at = CASE WHEN ?2 = 'pending' THEN NULL ELSE ?8 END
          WHERE id = ?1"
     ))?
-    .execute(params![f.id.as_str(), state.as_str(), next, status.as_str(), http, error, reason, now])?;
+    .execute(params![
+        f.id.as_str(),
+        state.as_str(),
+        next,
+        status.as_str(),
+        http,
+        error,
+        reason,
+        now
+    ])?;
     conn.prepare_cached(&format!(
         "UPDATE {p}activity SET completed_at = ?3, status = ?4, http_status_code = ?5, response_time_ms = ?6,
             error_message = ?7
@@ -605,7 +633,7 @@ fn finish_in(conn: &Connection, p: &str, f: &Finish, policy: &BreakerPolicy) -> 
     if let Some(facts) = facts {
         let mut b = breaker(conn, p, &f.origin)?;
         let before = b;
-        b.record(facts.health, now, policy);
+        b.record(facts.health, probe != 0, now, policy);
         if probe != 0 && b.open {
             b.probe_until_ms = 0;
         }
@@ -664,7 +692,10 @@ fn view(r: &Row<'_>) -> rusqlite::Result<EventView> {
         first_attempt_at_ms: r.get(11)?,
         next_attempt_at_ms: (state == EventState::Pending).then(|| r.get(12)).transpose()?,
         deadline_ms: r.get(13)?,
-        last_status: r.get::<_, Option<String>>(14)?.as_deref().and_then(ActivityStatus::parse),
+        last_status: r
+            .get::<_, Option<String>>(14)?
+            .as_deref()
+            .and_then(ActivityStatus::parse),
         last_http_status: r.get::<_, Option<i64>>(15)?.and_then(|s| u16::try_from(s).ok()),
         last_error: r.get(16)?,
         reason: r.get(17)?,
@@ -755,7 +786,10 @@ fn activity_in(conn: &Connection, p: &str, q: &ActivityQuery) -> rusqlite::Resul
     let limit = i64::from(q.limit.clamp(1, super::MAX_ACTIVITY_LIMIT));
     let order = "ORDER BY a.fired_at DESC, a.attempt DESC LIMIT";
     match &q.selector {
-        ActivitySelector::Principal { principal, resource: None } => conn
+        ActivitySelector::Principal {
+            principal,
+            resource: None,
+        } => conn
             .prepare_cached(&format!(
                 "SELECT {RECORD_COLUMNS} FROM {p}activity a WHERE a.principal = ?1 {order} ?2"
             ))?
@@ -782,9 +816,7 @@ fn activity_in(conn: &Connection, p: &str, q: &ActivityQuery) -> rusqlite::Resul
 
 fn purge_in(conn: &Connection, p: &str, cutoff: i64) -> rusqlite::Result<u64> {
     let mut n = conn.execute(
-        &format!(
-            "DELETE FROM {p}activity WHERE completed_at < ?1 OR (completed_at IS NULL AND fired_at < ?1)"
-        ),
+        &format!("DELETE FROM {p}activity WHERE completed_at < ?1 OR (completed_at IS NULL AND fired_at < ?1)"),
         params![cutoff],
     )?;
     n += conn.execute(
@@ -818,7 +850,9 @@ fn stats_in(conn: &Connection, p: &str) -> rusqlite::Result<OutboxStats> {
         })
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let oldest = conn
-        .prepare_cached(&format!("SELECT MIN(enqueued_at) FROM {p}events WHERE state = 'pending'"))?
+        .prepare_cached(&format!(
+            "SELECT MIN(enqueued_at) FROM {p}events WHERE state = 'pending'"
+        ))?
         .query_row([], |r| r.get(0))?;
     let open: i64 = conn
         .prepare_cached(&format!("SELECT COUNT(*) FROM {p}breakers WHERE open = 1"))?

@@ -1,0 +1,159 @@
+use crate::support::*;
+use adcp_outbox::{
+    enqueue_sqlite, migrate_sqlite, ClaimRequest, EventState, ListFilter, ManualClock, NewEvent, OutboxDestination,
+    OutboxError, DEFAULT_TABLE_PREFIX,
+};
+use adcp_sign::{IdempotencyKey, WebhookEvent};
+use serde_json::json;
+use std::collections::HashMap;
+
+fn keyed(key: &str, payload: serde_json::Value, url: &str) -> NewEvent {
+    NewEvent::new(
+        WebhookEvent::with_idempotency_key(IdempotencyKey::new(key).unwrap(), &payload).unwrap(),
+        OutboxDestination::new(url),
+    )
+}
+
+const KEY: &str = "whk_0123456789abcdef";
+
+#[tokio::test]
+async fn the_same_key_and_payload_is_one_event_and_another_payload_is_refused() {
+    let (outbox, _) = outbox("idem", fast_retry(), None);
+    let url = "https://buyer.example/hooks";
+    let first = outbox
+        .enqueue(keyed(KEY, json!({"a": 1, "b": [1, 2]}), url))
+        .await
+        .unwrap();
+    assert!(!first.duplicate);
+    let again = outbox
+        .enqueue(keyed(KEY, json!({"b": [1, 2], "a": 1}), url))
+        .await
+        .unwrap();
+    assert_eq!((again.id.clone(), again.duplicate), (first.id.clone(), true));
+    let err = outbox.enqueue(keyed(KEY, json!({"a": 2}), url)).await.unwrap_err();
+    assert_eq!(err.code(), "idempotency_key_conflict");
+    // Fan-out: one key per destination.
+    let err = outbox
+        .enqueue(keyed(KEY, json!({"a": 1, "b": [1, 2]}), "https://other.example/hooks"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, OutboxError::KeyUsedForOtherDestination { .. }));
+    // Another signing scope is another keyspace.
+    let other = outbox
+        .enqueue(keyed(KEY, json!({"a": 2}), url).signing_scope("tenant-2"))
+        .await
+        .unwrap();
+    assert_ne!(other.id, first.id);
+    let all = outbox
+        .list(&ListFilter {
+            limit: 10,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 2);
+}
+
+#[tokio::test]
+async fn the_outbox_shares_a_file_without_touching_the_applications_user_version() {
+    let path = temp_file("shared");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 7).unwrap();
+    conn.execute_batch("CREATE TABLE orders (id INTEGER PRIMARY KEY, state TEXT)")
+        .unwrap();
+    migrate_sqlite(&conn, "app_outbox_").unwrap();
+    migrate_sqlite(&conn, "app_outbox_").unwrap();
+    let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, 7);
+    let versions: i64 = conn
+        .query_row("SELECT COUNT(*) FROM app_outbox_schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(versions, 1);
+    assert!(migrate_sqlite(&conn, "bad-prefix").is_err());
+}
+
+#[tokio::test]
+async fn an_application_transaction_commits_or_rolls_back_its_webhook() {
+    let (outbox, path) = outbox("tx", fast_retry(), None);
+    let mut conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE orders (id INTEGER PRIMARY KEY, state TEXT)")
+        .unwrap();
+
+    let tx = conn.transaction().unwrap();
+    tx.execute("INSERT INTO orders (state) VALUES ('booked')", []).unwrap();
+    let row = outbox
+        .prepare(event(json!({"n": 1}), "https://buyer.example/a"))
+        .unwrap();
+    enqueue_sqlite(&tx, DEFAULT_TABLE_PREFIX, &row).unwrap();
+    tx.rollback().unwrap();
+    assert!(outbox.get(&row.id()).await.unwrap().is_none());
+
+    let tx = conn.transaction().unwrap();
+    tx.execute("INSERT INTO orders (state) VALUES ('booked')", []).unwrap();
+    let row = outbox
+        .prepare(event(json!({"n": 2}), "https://buyer.example/a"))
+        .unwrap();
+    enqueue_sqlite(&tx, DEFAULT_TABLE_PREFIX, &row).unwrap();
+    tx.commit().unwrap();
+    let view = outbox.get(&row.id()).await.unwrap().unwrap();
+    assert_eq!(view.state, EventState::Pending);
+}
+
+#[tokio::test]
+async fn a_lease_that_expired_is_fenced_and_its_pending_record_is_closed() {
+    let clock = ManualClock::new(1_800_000_000_000);
+    let (outbox, _) = outbox("fence", fast_retry(), Some(clock.clone()));
+    let e = outbox
+        .enqueue(
+            event(
+                json!({"notification_type": "account.status_changed", "notification_id": "n1"}),
+                "https://b.example/x",
+            )
+            .principal("p1"),
+        )
+        .await
+        .unwrap();
+    let store = outbox.store();
+    let claim = |now: i64| ClaimRequest {
+        now_ms: now,
+        lease_ms: 10_000,
+        owner: "t".into(),
+        limit: 10,
+        per_origin_cap: 4,
+        in_flight: HashMap::new(),
+    };
+    let now = clock.now_ms();
+    let first = store.claim(claim(now)).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert!(store.claim(claim(now + 1)).await.unwrap().is_empty(), "leased");
+    let second = store.claim(claim(now + 10_001)).await.unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].attempt, 2);
+    let late = adcp_outbox::Finish {
+        id: first[0].id.clone(),
+        lease_token: first[0].lease_token,
+        origin: first[0].origin.clone(),
+        outcome: adcp_outbox::Outcome::Delivered,
+        facts: None,
+        now_ms: now + 10_002,
+    };
+    assert_eq!(store.finish(vec![late]).await.unwrap(), vec![false]);
+    let view = outbox.get(&e.id).await.unwrap().unwrap();
+    assert_eq!(view.state, EventState::InFlight);
+    let records = outbox
+        .activity(&adcp_outbox::ActivityQuery {
+            selector: adcp_outbox::ActivitySelector::Principal {
+                principal: "p1".into(),
+                resource: None,
+            },
+            limit: 50,
+        })
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1].status, adcp_outbox::ActivityStatus::ConnectionError);
+    assert!(records[1].error_message.as_deref().unwrap().contains("abandoned"));
+    assert_eq!(records[0].status, adcp_outbox::ActivityStatus::Pending);
+}
+
+use adcp_outbox::Clock as _;

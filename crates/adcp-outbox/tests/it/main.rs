@@ -1,0 +1,10 @@
+//! The SQLite outbox and its dispatcher, end to end against a loopback
+//! sink: idempotent and transactional enqueue, fencing, the spec's
+//! outcomes, `Retry-After` and the horizon on an injected clock, breakers,
+//! coalescing, the pre-attempt hook, activity records against the 3.2
+//! schema, and graceful shutdown.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod delivery;
+mod enqueue;
+mod support;
