@@ -65,6 +65,8 @@ mod error;
 mod event;
 mod id;
 mod outbox;
+#[cfg(feature = "relay")]
+pub mod relay;
 mod schedule;
 mod store;
 
@@ -82,9 +84,9 @@ pub use id::EventId;
 pub use outbox::{Outbox, OutboxConfig, MIN_RETENTION};
 pub use schedule::{next_attempt, NextAttempt, RETRY_AFTER_CAP};
 pub use store::schema::{check_prefix, DEFAULT_TABLE_PREFIX};
+#[cfg(feature = "sqlite")]
+pub use store::sqlite::{enqueue_sqlite, migrate_sqlite, SqliteOutbox, SqliteOutboxOptions};
 pub use store::{
     ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
     Insert, ListFilter, OutboxStats, OutboxStore, Outcome, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,
 };
-#[cfg(feature = "sqlite")]
-pub use store::sqlite::{enqueue_sqlite, migrate_sqlite, SqliteOutbox, SqliteOutboxOptions};

@@ -7,4 +7,5 @@
 
 mod delivery;
 mod enqueue;
+mod relay_api;
 mod support;

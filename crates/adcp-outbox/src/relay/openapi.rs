@@ -1,0 +1,136 @@
+//! The relay API's OpenAPI 3.1 document, served at `/openapi.json` and
+//! checked against the router by the tests.
+
+use serde_json::{json, Value};
+
+fn error_response(description: &str) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
+}
+
+/// The document.
+#[must_use]
+pub fn openapi_document() -> Value {
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "adcp-sig relay",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Durable, signed AdCP webhook delivery for sellers in any language. Every refusal is {\"error\": code, \"message\": text} and enqueues nothing."
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "required": ["error", "message"],
+                    "properties": {"error": {"type": "string"}, "message": {"type": "string"}}
+                },
+                "Destination": {
+                    "type": "object",
+                    "required": ["url"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "url": {"type": "string", "format": "uri"},
+                        "operation_id": {"type": "string"},
+                        "token": {"type": "string"},
+                        "authentication": {
+                            "type": ["object", "null"],
+                            "description": "Deprecated legacy scheme: {\"schemes\": [\"HMAC-SHA256\"|\"Bearer\"], \"credentials\": …}"
+                        }
+                    }
+                },
+                "EventRequest": {
+                    "type": "object",
+                    "required": ["destination", "payload"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "destination": {"$ref": "#/components/schemas/Destination"},
+                        "notification_type": {"type": "string", "description": "The payload's own type (top level, or result.notification_type); absent only for payloads without one."},
+                        "payload": {"type": "object", "description": "The webhook body; idempotency_key is generated when absent."},
+                        "principal": {"type": "string"},
+                        "resources": {"type": "array", "items": {"type": "string"}, "maxItems": 64},
+                        "coalescing_key": {"type": "string"},
+                        "coalescing_window_seconds": {"type": "integer", "minimum": 0, "maximum": 86400},
+                        "signing_scope": {"type": "string"}
+                    }
+                },
+                "Enqueued": {
+                    "type": "object",
+                    "required": ["id", "idempotency_key"],
+                    "properties": {"id": {"type": "string"}, "idempotency_key": {"type": "string"}}
+                },
+                "Event": {
+                    "type": "object",
+                    "required": ["id", "idempotency_key", "state", "attempts"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "idempotency_key": {"type": "string"},
+                        "state": {"enum": ["pending", "in_flight", "delivered", "refused", "expired", "superseded"]},
+                        "attempts": {"type": "integer", "minimum": 0},
+                        "reason": {"type": ["string", "null"]}
+                    }
+                }
+            }
+        },
+        "security": [{"bearer": []}],
+        "paths": {
+            "/v1/events": {
+                "post": {
+                    "summary": "Enqueue one event for one destination",
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventRequest"}}}},
+                    "responses": {
+                        "202": {"description": "Enqueued (or the same key and payload again)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Enqueued"}}}},
+                        "400": error_response("Malformed JSON, bad destination, refused destination, unknown or mismatched notification type, invalid payload"),
+                        "401": error_response("API token missing or wrong"),
+                        "409": error_response("The idempotency_key is bound to another payload"),
+                        "413": error_response("Body over the limit"),
+                        "415": error_response("Not application/json"),
+                        "503": error_response("The store is unavailable; nothing was enqueued")
+                    }
+                }
+            },
+            "/v1/events/{id}": {
+                "get": {
+                    "summary": "One event",
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "The event", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Event"}}}},
+                        "404": error_response("No such event"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/events/{id}/redrive": {
+                "post": {
+                    "summary": "Send a refused or expired event again, inside its horizon",
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "Pending again", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Event"}}}},
+                        "404": error_response("No such event"),
+                        "409": error_response("Not refused or expired, or past its horizon"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/activity": {
+                "get": {
+                    "summary": "webhook_activity records, newest first",
+                    "parameters": [
+                        {"name": "url", "in": "query", "schema": {"type": "string"}},
+                        {"name": "principal", "in": "query", "schema": {"type": "string"}},
+                        {"name": "resource", "in": "query", "schema": {"type": "string"}},
+                        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}}
+                    ],
+                    "responses": {
+                        "200": {"description": "{\"webhook_activity\": [core/webhook-activity-record.json …]}"},
+                        "400": error_response("Neither url nor principal, or a limit outside 1-200"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "text/plain"}}}},
+            "/healthz": {"get": {"summary": "Whether the store answers", "security": [], "responses": {"200": {"description": "ok"}, "503": error_response("The store is unavailable")}}},
+            "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
+        }
+    })
+}

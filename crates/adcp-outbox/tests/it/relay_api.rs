@@ -1,0 +1,371 @@
+use crate::support::*;
+use adcp_outbox::relay::{openapi_document, RelayApi};
+use adcp_outbox::{EventState, ListFilter, Outbox};
+use adcp_webhook::DestinationPolicy;
+use axum::body::Body;
+use http::{Request, StatusCode};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+fn api(outbox: &Outbox) -> axum::Router {
+    RelayApi::new(outbox.clone(), DestinationPolicy::default(), ["default".to_owned()]).router()
+}
+
+async fn call(
+    router: &axum::Router,
+    method: &str,
+    uri: &str,
+    ctype: Option<&str>,
+    body: Vec<u8>,
+    auth: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(c) = ctype {
+        req = req.header("content-type", c);
+    }
+    if let Some(a) = auth {
+        req = req.header("authorization", a);
+    }
+    let res = router
+        .clone()
+        .oneshot(req.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 22).await.unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+async fn post(router: &axum::Router, body: &Value) -> (StatusCode, Value) {
+    call(
+        router,
+        "POST",
+        "/v1/events",
+        Some("application/json"),
+        serde_json::to_vec(body).unwrap(),
+        None,
+    )
+    .await
+}
+
+fn task(op: &str) -> Value {
+    json!({"task_id": "task_1", "task_type": "create_media_buy", "status": "completed",
+           "timestamp": "2026-04-18T12:00:00Z", "operation_id": op, "result": {"media_buy_id": "mb_1"}})
+}
+
+fn account_event() -> Value {
+    json!({"notification_type": "account.status_changed", "notification_id": "acct_1.status.7", "subscriber_id": "sub_1",
+           "fired_at": "2026-04-18T12:00:00Z", "account_id": "acc_1", "status": "active",
+           "previous_status": "pending_approval", "observed_at": "2026-04-18T11:59:00Z", "reason_code": "seller_approved"})
+}
+
+async fn count(outbox: &Outbox) -> usize {
+    outbox
+        .list(&ListFilter {
+            limit: 1000,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn a_task_envelope_is_enqueued_with_the_registration_echoed_and_a_key_generated() {
+    let (outbox, _) = outbox("api-ok", fast_retry(), None);
+    let router = api(&outbox);
+    let mut payload = task("op_1");
+    payload.as_object_mut().unwrap().remove("operation_id");
+    let request = json!({"destination": {"url": "https://buyer.example/hooks/op_1", "operation_id": "op_1", "token": "tok_123456789"},
+                         "payload": payload, "principal": "buyer-1", "resources": ["media_buy:mb_1"]});
+    let (status, body) = post(&router, &request).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let id = body["id"].as_str().unwrap().to_owned();
+    let key = body["idempotency_key"].as_str().unwrap().to_owned();
+    let (status, view) = call(&router, "GET", &format!("/v1/events/{id}"), None, vec![], None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(view["state"], "pending");
+    assert_eq!(view["idempotency_key"], key.as_str());
+    // A client retrying its POST sends its own key: same id.
+    let mut keyed = request.clone();
+    keyed["payload"]["idempotency_key"] = json!("whk_client_key_0001");
+    let (s1, b1) = post(&router, &keyed).await;
+    let (s2, b2) = post(&router, &keyed).await;
+    assert_eq!((s1, s2), (StatusCode::ACCEPTED, StatusCode::ACCEPTED));
+    assert_eq!(b1["id"], b2["id"]);
+    let mut changed = keyed.clone();
+    changed["payload"]["result"]["media_buy_id"] = json!("mb_2");
+    let (s3, b3) = post(&router, &changed).await;
+    assert_eq!(s3, StatusCode::CONFLICT, "{b3}");
+    assert_eq!(b3["error"], "idempotency_key_conflict");
+    let notification = json!({"destination": {"url": "https://buyer.example/n"}, "notification_type": "account.status_changed", "payload": account_event()});
+    let (s4, b4) = post(&router, &notification).await;
+    assert_eq!(s4, StatusCode::ACCEPTED, "{b4}");
+    assert_eq!(count(&outbox).await, 3);
+}
+
+#[tokio::test]
+async fn every_bad_request_is_refused_and_enqueues_nothing() {
+    let (outbox, _) = outbox("api-bad", fast_retry(), None);
+    let router = api(&outbox);
+    let ok_dest = json!({"url": "https://buyer.example/hooks/op_1", "operation_id": "op_1"});
+    let cases: Vec<(&str, Value, StatusCode, &str)> = vec![
+        (
+            "no destination",
+            json!({"payload": task("op_1")}),
+            StatusCode::BAD_REQUEST,
+            "invalid_destination",
+        ),
+        (
+            "destination without url",
+            json!({"destination": {"operation_id": "x"}, "payload": task("op_1")}),
+            StatusCode::BAD_REQUEST,
+            "invalid_destination",
+        ),
+        (
+            "ssrf",
+            json!({"destination": {"url": "https://127.0.0.1/x"}, "payload": task("op_1")}),
+            StatusCode::BAD_REQUEST,
+            "destination_refused",
+        ),
+        (
+            "plain http",
+            json!({"destination": {"url": "http://buyer.example/x"}, "payload": task("op_1")}),
+            StatusCode::BAD_REQUEST,
+            "destination_refused",
+        ),
+        (
+            "bad legacy auth",
+            json!({"destination": {"url": "https://buyer.example/x", "authentication": {"schemes": ["Basic"], "credentials": "x"}}, "payload": task("op_1")}),
+            StatusCode::BAD_REQUEST,
+            "invalid_destination",
+        ),
+        (
+            "unknown member",
+            json!({"destination": ok_dest, "payload": task("op_1"), "priority": 1}),
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+        ),
+        (
+            "payload not object",
+            json!({"destination": ok_dest, "payload": [1]}),
+            StatusCode::BAD_REQUEST,
+            "invalid_payload",
+        ),
+        (
+            "type mismatch",
+            json!({"destination": {"url": "https://buyer.example/n"}, "notification_type": "account.change_recorded", "payload": account_event()}),
+            StatusCode::BAD_REQUEST,
+            "notification_type_mismatch",
+        ),
+        (
+            "type missing",
+            json!({"destination": {"url": "https://buyer.example/n"}, "payload": account_event()}),
+            StatusCode::BAD_REQUEST,
+            "notification_type_missing",
+        ),
+        (
+            "type for a task",
+            json!({"destination": ok_dest, "notification_type": "impairment", "payload": task("op_1")}),
+            StatusCode::BAD_REQUEST,
+            "notification_type_mismatch",
+        ),
+        (
+            "unknown type",
+            json!({"destination": {"url": "https://buyer.example/n"}, "notification_type": "made.up", "payload": {"notification_type": "made.up", "x": 1}}),
+            StatusCode::BAD_REQUEST,
+            "unknown_notification_type",
+        ),
+        (
+            "invalid for its kind",
+            json!({"destination": ok_dest, "payload": {"task_id": "t", "status": "completed"}}),
+            StatusCode::BAD_REQUEST,
+            "invalid_payload",
+        ),
+        (
+            "operation_id mismatch",
+            json!({"destination": ok_dest, "payload": task("op_2")}),
+            StatusCode::BAD_REQUEST,
+            "operation_id_mismatch",
+        ),
+        (
+            "token mismatch",
+            json!({"destination": {"url": "https://buyer.example/x", "token": "tok_a"}, "payload": {"token": "tok_b", "task_id": "t", "task_type": "create_media_buy", "status": "completed", "timestamp": "2026-04-18T12:00:00Z", "operation_id": "o"}}),
+            StatusCode::BAD_REQUEST,
+            "token_mismatch",
+        ),
+        (
+            "unknown scope",
+            json!({"destination": ok_dest, "payload": task("op_1"), "signing_scope": "tenant-9"}),
+            StatusCode::BAD_REQUEST,
+            "unknown_signing_scope",
+        ),
+        (
+            "bad resources",
+            json!({"destination": ok_dest, "payload": task("op_1"), "resources": [1]}),
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+        ),
+        (
+            "bad window",
+            json!({"destination": ok_dest, "payload": task("op_1"), "coalescing_window_seconds": -1}),
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+        ),
+        (
+            "window too long",
+            json!({"destination": {"url": "https://buyer.example/n"}, "notification_type": "account.status_changed", "payload": account_event(), "coalescing_key": "acc_1", "coalescing_window_seconds": 60}),
+            StatusCode::BAD_REQUEST,
+            "coalescing_window_too_long",
+        ),
+    ];
+    for (what, body, status, code) in cases {
+        let (s, b) = post(&router, &body).await;
+        assert_eq!(
+            (s, b["error"].as_str().unwrap_or_default()),
+            (status, code),
+            "{what}: {b}"
+        );
+        assert!(b["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}");
+    }
+    let (s, b) = call(
+        &router,
+        "POST",
+        "/v1/events",
+        Some("application/json"),
+        b"{\"destination\": ".to_vec(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, b["error"].as_str().unwrap()),
+        (StatusCode::BAD_REQUEST, "invalid_json")
+    );
+    let dup = br#"{"destination": {"url": "https://buyer.example/x"}, "destination": {"url": "https://evil.example/x"}, "payload": {}}"#;
+    let (s, b) = call(
+        &router,
+        "POST",
+        "/v1/events",
+        Some("application/json"),
+        dup.to_vec(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, b["error"].as_str().unwrap()),
+        (StatusCode::BAD_REQUEST, "invalid_json")
+    );
+    let (s, b) = call(&router, "POST", "/v1/events", Some("text/plain"), b"{}".to_vec(), None).await;
+    assert_eq!(
+        (s, b["error"].as_str().unwrap()),
+        (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+    );
+    let big = vec![b' '; adcp_outbox::relay::DEFAULT_MAX_REQUEST_BYTES + 1];
+    let (s, b) = call(&router, "POST", "/v1/events", Some("application/json"), big, None).await;
+    assert_eq!(
+        (s, b["error"].as_str().unwrap()),
+        (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large")
+    );
+    for q in [
+        "",
+        "?limit=201&url=https://x.example",
+        "?url=https://x.example&principal=p",
+        "?principal=p&limit=0",
+        "?principal=p&x=1",
+    ] {
+        let (s, b) = call(&router, "GET", &format!("/v1/activity{q}"), None, vec![], None).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{q}: {b}");
+    }
+    let (s, _) = call(&router, "GET", "/v1/events/evt_nope", None, vec![], None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert_eq!(count(&outbox).await, 0);
+}
+
+#[tokio::test]
+async fn a_token_guards_every_route_but_healthz() {
+    let (outbox, _) = outbox("api-auth", fast_retry(), None);
+    let router = RelayApi::new(outbox.clone(), DestinationPolicy::default(), ["default".to_owned()])
+        .with_token("s3cret-token-0123456789")
+        .router();
+    let body = serde_json::to_vec(&json!({"destination": {"url": "https://buyer.example/hooks/op_1", "operation_id": "op_1"}, "payload": task("op_1")})).unwrap();
+    for auth in [None, Some("Bearer wrong"), Some("s3cret-token-0123456789")] {
+        let (s, b) = call(
+            &router,
+            "POST",
+            "/v1/events",
+            Some("application/json"),
+            body.clone(),
+            auth,
+        )
+        .await;
+        assert_eq!(
+            (s, b["error"].as_str().unwrap()),
+            (StatusCode::UNAUTHORIZED, "unauthorized")
+        );
+    }
+    assert_eq!(count(&outbox).await, 0);
+    let (s, _) = call(
+        &router,
+        "POST",
+        "/v1/events",
+        Some("application/json"),
+        body,
+        Some("Bearer s3cret-token-0123456789"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::ACCEPTED);
+    let (s, _) = call(&router, "GET", "/metrics", None, vec![], None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _) = call(&router, "GET", "/healthz", None, vec![], None).await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_openapi_document_matches_the_routes() {
+    let (outbox, _) = outbox("api-doc", fast_retry(), None);
+    let router = api(&outbox);
+    let e = outbox
+        .enqueue(event(
+            json!({"notification_type": "account.status_changed"}),
+            "https://b.example/x",
+        ))
+        .await
+        .unwrap();
+    let doc = openapi_document();
+    let (s, served) = call(&router, "GET", "/openapi.json", None, vec![], None).await;
+    assert_eq!((s, &served), (StatusCode::OK, &doc));
+    let paths = doc["paths"].as_object().unwrap();
+    assert_eq!(paths.len(), 7);
+    for (path, ops) in paths {
+        for method in ops.as_object().unwrap().keys() {
+            let uri = path.replace("{id}", e.id.as_str());
+            let uri = if uri == "/v1/activity" {
+                format!("{uri}?principal=p")
+            } else {
+                uri
+            };
+            let (s, b) = call(
+                &router,
+                &method.to_uppercase(),
+                &uri,
+                Some("application/json"),
+                b"{}".to_vec(),
+                None,
+            )
+            .await;
+            assert!(
+                s != StatusCode::NOT_FOUND || !b.is_null(),
+                "{method} {path}: route missing"
+            );
+            assert_ne!(s, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+            let documented: Vec<&String> = ops[method]["responses"].as_object().unwrap().keys().collect();
+            assert!(
+                documented.iter().any(|c| c.as_str() == s.as_str()),
+                "{method} {path} answered {s}, documented {documented:?}"
+            );
+        }
+    }
+    let (s, _) = call(&router, "GET", "/v1/nothing", None, vec![], None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert_eq!(outbox.get(&e.id).await.unwrap().unwrap().state, EventState::Pending);
+}
