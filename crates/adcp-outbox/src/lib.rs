@@ -87,6 +87,6 @@ pub use store::schema::{check_prefix, DEFAULT_TABLE_PREFIX};
 #[cfg(feature = "sqlite")]
 pub use store::sqlite::{enqueue_sqlite, migrate_sqlite, SqliteOutbox, SqliteOutboxOptions};
 pub use store::{
-    ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
+    open_store, ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
     Insert, ListFilter, OutboxStats, OutboxStore, Outcome, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,
 };

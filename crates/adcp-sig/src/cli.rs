@@ -53,6 +53,9 @@ pub enum Command {
     /// Grade a live endpoint against the conformance suite: `request-signing URL`, `receiver URL`, `signer`;
     /// ends with `N passed, M failed, K skipped` (exit 0 all passed, 1 a failure, 2 usage).
     Grade(crate::commands::grade::GradeArgs),
+    /// Operate a relay's outbox: `outbox list|show|redrive|purge --store URL` (exit 0 done, 1 missing or
+    /// not redrivable, 2 usage or store unreachable).
+    Outbox(crate::commands::outbox::OutboxArgs),
     /// Run the verifying gateway: verify, deduplicate and forward webhooks to an upstream app.
     Gateway(Box<adcp_sig::gateway::GatewayArgs>),
     /// Run a gateway against signed, duplicated, replayed, tampered and expired webhooks; print what happened.

@@ -12,6 +12,7 @@
 
 pub mod demo;
 pub mod gateway;
+pub mod relay;
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

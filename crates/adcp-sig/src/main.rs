@@ -34,6 +34,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::VerifyBatch(args) => commands::verify_batch::run(&args),
         cli::Command::Gov(args) => commands::gov::run(&args),
         cli::Command::Grade(args) => commands::grade::run(&args),
+        cli::Command::Outbox(args) => commands::outbox::run(&args),
         cli::Command::Gateway(args) => return adcp_sig::gateway::run(&args).into(),
         cli::Command::Demo(args) => return adcp_sig::demo::run(&args).into(),
     };

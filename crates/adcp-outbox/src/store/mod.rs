@@ -5,7 +5,10 @@
 
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+mod open;
 pub(crate) mod schema;
+
+pub use open::open_store;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 

@@ -10,6 +10,7 @@ pub mod gov;
 pub mod grade;
 pub mod keygen;
 pub mod normalize;
+pub mod outbox;
 pub mod resolve;
 pub mod sign;
 pub mod urn_eq;

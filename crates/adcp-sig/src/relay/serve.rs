@@ -1,0 +1,229 @@
+//! The relay process: open the store, start the dispatcher and the API,
+//! print the listening line, run until SIGINT or SIGTERM, then drain.
+
+use adcp_outbox::relay::RelayApi;
+use adcp_outbox::{
+    open_store, BreakerPolicy, Dispatcher, DispatcherConfig, Outbox, OutboxConfig, StaticSigners,
+};
+use adcp_sign::{BoxSigner, HttpSigner, SoftwareSigner};
+use adcp_webhook::{AttemptClient, DestinationPolicy, RetryPolicy};
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything the relay runs with, resolved from flags, environment and
+/// TOML.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelaySettings {
+    /// `sqlite:PATH`, `postgres://…` or `postgresql://…`.
+    pub store: String,
+    /// The signing keys: `(scope, private JWK file)`; the `--key` one is
+    /// scope `default`.
+    pub keys: Vec<(String, PathBuf)>,
+    /// Where the API listens.
+    pub listen: SocketAddr,
+    /// Plain-HTTP loopback destinations allowed (tests, local demos).
+    pub allow_http: bool,
+    /// Attempts in flight in this process.
+    pub concurrency: usize,
+    /// Attempts in flight per destination origin.
+    pub per_destination: usize,
+    /// The retry horizon (86,400–604,800 s).
+    pub horizon: Duration,
+    /// The deadline of one attempt.
+    pub attempt_timeout: Duration,
+    /// The API token (read from a file), required off loopback.
+    pub api_token: Option<String>,
+    /// The outbox tables' prefix.
+    pub table_prefix: String,
+    /// How long in-flight attempts may finish at shutdown.
+    pub drain: Duration,
+    /// How often expired records are purged.
+    pub purge_interval: Duration,
+    /// How long terminal events and activity records are kept.
+    pub retention: Duration,
+}
+
+/// Why the relay refuses to start.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    /// A setting is wrong.
+    #[error("{0}")]
+    Config(String),
+}
+
+fn load_signers(keys: &[(String, PathBuf)]) -> Result<StaticSigners, RelayError> {
+    if keys.is_empty() {
+        return Err(RelayError::Config(
+            "no signing key: give --key PRIVATE_JWK (or signing_keys in the TOML)".to_owned(),
+        ));
+    }
+    let mut signers = StaticSigners::new();
+    for (scope, path) in keys {
+        let bytes = std::fs::read(path)
+            .map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
+        let key = SoftwareSigner::from_jwk_json(&bytes)
+            .map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
+        let signer = HttpSigner::webhook(BoxSigner::new(key))
+            .map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
+        signers = signers.with(scope.clone(), signer);
+    }
+    Ok(signers)
+}
+
+/// Checks the settings that need no I/O.
+///
+/// # Errors
+///
+/// [`RelayError::Config`].
+pub fn check(settings: &RelaySettings) -> Result<(), RelayError> {
+    if !settings.listen.ip().is_loopback() && settings.api_token.is_none() {
+        return Err(RelayError::Config(format!(
+            "refusing to listen on {} (not loopback) without an API token: set --api-token-file",
+            settings.listen
+        )));
+    }
+    if settings.concurrency == 0 || settings.per_destination == 0 {
+        return Err(RelayError::Config("--concurrency and --per-destination must be at least 1".to_owned()));
+    }
+    Ok(())
+}
+
+/// Runs the relay until `shutdown`; prints `listening on http://ADDR` on
+/// stdout when ready. Returns the exit code (0 clean, 2 start-up failure).
+pub async fn serve(settings: RelaySettings, shutdown: impl std::future::Future<Output = ()> + Send) -> u8 {
+    match serve_inner(settings, shutdown).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+async fn serve_inner(
+    settings: RelaySettings,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), RelayError> {
+    check(&settings)?;
+    let signers = load_signers(&settings.keys)?;
+    let retry = RetryPolicy::new(Duration::from_secs(1), Duration::from_secs(600), settings.horizon)
+        .and_then(|p| p.with_timeouts(settings.attempt_timeout, Duration::from_secs(5).min(settings.attempt_timeout)))
+        .map_err(|e| RelayError::Config(format!("retry policy: {e}")))?;
+    let mut policy = DestinationPolicy::default();
+    if settings.allow_http {
+        policy = policy.dangerously_allow_plain_http_loopback();
+    }
+    let client = AttemptClient::builder()
+        .destination_policy(policy.clone())
+        .timeouts(retry.attempt_timeout(), retry.connect_timeout())
+        .build()
+        .map_err(|e| RelayError::Config(format!("http client: {e}")))?;
+    let store = open_store(&settings.store, &settings.table_prefix, BreakerPolicy::default())
+        .await
+        .map_err(|e| RelayError::Config(format!("--store: {e}")))?;
+    let config = OutboxConfig {
+        retry,
+        retention: settings.retention,
+        ..OutboxConfig::default()
+    };
+    let outbox = Outbox::new(store, config).map_err(|e| RelayError::Config(e.to_string()))?;
+    let scopes: Vec<String> = signers.scopes().map(str::to_owned).collect();
+    let dispatcher = Dispatcher::new(
+        outbox.clone(),
+        client,
+        Arc::new(signers),
+        DispatcherConfig {
+            concurrency: settings.concurrency,
+            per_destination: settings.per_destination,
+            ..DispatcherConfig::default()
+        },
+    )
+    .map_err(|e| RelayError::Config(e.to_string()))?;
+    let mut api = RelayApi::new(outbox.clone(), policy, scopes).with_metrics(dispatcher.metrics());
+    if let Some(token) = &settings.api_token {
+        api = api.with_token(token.clone());
+    }
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .map_err(|e| RelayError::Config(format!("--listen {}: {e}", settings.listen)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| RelayError::Config(format!("--listen: {e}")))?;
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut dispatch_stop = stop_rx.clone();
+    let drain = settings.drain;
+    let dispatcher = tokio::spawn(dispatcher.run_with_drain(
+        async move {
+            let _ = dispatch_stop.wait_for(|s| *s).await;
+        },
+        drain,
+    ));
+    let purge_outbox = outbox.clone();
+    let purge_every = settings.purge_interval;
+    let purger = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(purge_every);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            if let Err(e) = purge_outbox.purge().await {
+                tracing::warn!(error = %e, "outbox purge failed; the next one retries");
+            }
+        }
+    });
+    let mut http_stop = stop_rx.clone();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, api.router())
+            .with_graceful_shutdown(async move {
+                let _ = http_stop.wait_for(|s| *s).await;
+            })
+            .await
+    });
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on http://{addr}");
+        let _ = out.flush();
+    }
+    eprintln!(
+        "adcp-sig relay: store {}; {} attempt(s) in flight, {} per destination; horizon {} s",
+        redact_store(&settings.store),
+        settings.concurrency,
+        settings.per_destination,
+        settings.horizon.as_secs()
+    );
+    shutdown.await;
+    eprintln!("shutting down: draining in-flight attempts (up to {} s)", drain.as_secs());
+    let _ = stop_tx.send(true);
+    let _ = server.await;
+    let _ = dispatcher.await;
+    purger.abort();
+    Ok(())
+}
+
+/// A store URL without its password.
+fn redact_store(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_passwords_are_not_printed() {
+        assert_eq!(redact_store("postgres://u:pw@db:5432/x"), "postgres://u:***@db:5432/x");
+        assert_eq!(redact_store("sqlite:/tmp/a@b"), "sqlite:/tmp/a@b");
+    }
+}
