@@ -53,6 +53,9 @@ pub enum Command {
     /// Grade a live endpoint against the conformance suite: `request-signing URL`, `receiver URL`, `signer`;
     /// ends with `N passed, M failed, K skipped` (exit 0 all passed, 1 a failure, 2 usage).
     Grade(crate::commands::grade::GradeArgs),
+    /// Run the seller's relay: durable, signed webhook delivery behind an HTTP API (`POST /v1/events`);
+    /// prints `listening on http://ADDR` when ready, drains on SIGTERM.
+    Relay(Box<adcp_sig::relay::RelayArgs>),
     /// Operate a relay's outbox: `outbox list|show|redrive|purge --store URL` (exit 0 done, 1 missing or
     /// not redrivable, 2 usage or store unreachable).
     Outbox(crate::commands::outbox::OutboxArgs),

@@ -13,6 +13,7 @@
 pub mod demo;
 pub mod gateway;
 pub mod relay;
+mod signals;
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -36,6 +36,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Grade(args) => commands::grade::run(&args),
         cli::Command::Outbox(args) => commands::outbox::run(&args),
         cli::Command::Gateway(args) => return adcp_sig::gateway::run(&args).into(),
+        cli::Command::Relay(args) => return adcp_sig::relay::run(&args).into(),
         cli::Command::Demo(args) => return adcp_sig::demo::run(&args).into(),
     };
     code.into()

@@ -136,7 +136,9 @@ async fn command(outbox: &Outbox, command: &OutboxCommand) -> Result<Exit, Outbo
         } => {
             let state = match state.as_deref() {
                 None => None,
-                Some(s) => Some(EventState::parse(s).ok_or_else(|| OutboxError::Config(format!("unknown state {s:?}")))?),
+                Some(s) => {
+                    Some(EventState::parse(s).ok_or_else(|| OutboxError::Config(format!("unknown state {s:?}")))?)
+                }
             };
             let before = before.as_deref().map(id).transpose()?;
             let events = outbox

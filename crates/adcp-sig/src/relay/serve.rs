@@ -2,9 +2,7 @@
 //! print the listening line, run until SIGINT or SIGTERM, then drain.
 
 use adcp_outbox::relay::RelayApi;
-use adcp_outbox::{
-    open_store, BreakerPolicy, Dispatcher, DispatcherConfig, Outbox, OutboxConfig, StaticSigners,
-};
+use adcp_outbox::{open_store, BreakerPolicy, Dispatcher, DispatcherConfig, Outbox, OutboxConfig, StaticSigners};
 use adcp_sign::{BoxSigner, HttpSigner, SoftwareSigner};
 use adcp_webhook::{AttemptClient, DestinationPolicy, RetryPolicy};
 use std::io::Write as _;
@@ -62,8 +60,8 @@ fn load_signers(keys: &[(String, PathBuf)]) -> Result<StaticSigners, RelayError>
     }
     let mut signers = StaticSigners::new();
     for (scope, path) in keys {
-        let bytes = std::fs::read(path)
-            .map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
         let key = SoftwareSigner::from_jwk_json(&bytes)
             .map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
         let signer = HttpSigner::webhook(BoxSigner::new(key))
@@ -86,7 +84,9 @@ pub fn check(settings: &RelaySettings) -> Result<(), RelayError> {
         )));
     }
     if settings.concurrency == 0 || settings.per_destination == 0 {
-        return Err(RelayError::Config("--concurrency and --per-destination must be at least 1".to_owned()));
+        return Err(RelayError::Config(
+            "--concurrency and --per-destination must be at least 1".to_owned(),
+        ));
     }
     Ok(())
 }
@@ -110,7 +110,12 @@ async fn serve_inner(
     check(&settings)?;
     let signers = load_signers(&settings.keys)?;
     let retry = RetryPolicy::new(Duration::from_secs(1), Duration::from_secs(600), settings.horizon)
-        .and_then(|p| p.with_timeouts(settings.attempt_timeout, Duration::from_secs(5).min(settings.attempt_timeout)))
+        .and_then(|p| {
+            p.with_timeouts(
+                settings.attempt_timeout,
+                Duration::from_secs(5).min(settings.attempt_timeout),
+            )
+        })
         .map_err(|e| RelayError::Config(format!("retry policy: {e}")))?;
     let mut policy = DestinationPolicy::default();
     if settings.allow_http {
@@ -195,7 +200,10 @@ async fn serve_inner(
         settings.horizon.as_secs()
     );
     shutdown.await;
-    eprintln!("shutting down: draining in-flight attempts (up to {} s)", drain.as_secs());
+    eprintln!(
+        "shutting down: draining in-flight attempts (up to {} s)",
+        drain.as_secs()
+    );
     let _ = stop_tx.send(true);
     let _ = server.await;
     let _ = dispatcher.await;

@@ -1,0 +1,258 @@
+//! `adcp-sig relay`'s settings, each declared once: its flag, its
+//! `ADCP_RELAY_*` variable and its TOML key (the field name), laid over
+//! the `--config` file by the settings overlay.
+
+use super::serve::RelaySettings;
+use crate::gateway::settings::{overlay, SettingsError};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The environment variable that may hold the API token (a secret: never
+/// a flag or a TOML key).
+pub const API_TOKEN_ENV: &str = "ADCP_RELAY_API_TOKEN";
+
+/// The relay's TOML file: every key, with its default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RelayConfig {
+    /// `sqlite:PATH`, `postgres://…` or `postgresql://…`.
+    pub store: String,
+    /// The private JWK of the `default` signing scope.
+    pub key: Option<PathBuf>,
+    /// More signing scopes, `SCOPE=FILE`.
+    pub signing_keys: Vec<String>,
+    /// The API's address.
+    pub listen: SocketAddr,
+    /// Plain-HTTP loopback destinations (tests, local demos).
+    pub allow_http: bool,
+    /// Attempts in flight in this process.
+    pub concurrency: usize,
+    /// Attempts in flight per destination origin.
+    pub per_destination: usize,
+    /// The retry horizon in seconds (86,400–604,800).
+    pub horizon_seconds: u64,
+    /// The deadline of one attempt, in seconds.
+    pub attempt_timeout_seconds: u64,
+    /// A file holding the API token.
+    pub api_token_file: Option<PathBuf>,
+    /// The outbox tables' prefix.
+    pub table_prefix: String,
+    /// How long in-flight attempts may finish at shutdown, in seconds.
+    pub drain_seconds: u64,
+    /// How often the retention is applied, in seconds.
+    pub purge_interval_seconds: u64,
+    /// How long terminal events and activity records are kept, in days.
+    pub retention_days: u64,
+}
+
+impl Default for RelayConfig {
+    fn default() -> Self {
+        Self {
+            store: "sqlite:adcp-relay.sqlite".to_owned(),
+            key: None,
+            signing_keys: Vec::new(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8791)),
+            allow_http: false,
+            concurrency: 64,
+            per_destination: 4,
+            horizon_seconds: 86_400,
+            attempt_timeout_seconds: 10,
+            api_token_file: None,
+            table_prefix: adcp_outbox::DEFAULT_TABLE_PREFIX.to_owned(),
+            drain_seconds: 10,
+            purge_interval_seconds: 3600,
+            retention_days: 30,
+        }
+    }
+}
+
+/// Arguments of `adcp-sig relay`.
+#[derive(Debug, Clone, Default, Args, Serialize)]
+pub struct RelayArgs {
+    /// TOML file with the same settings (keys as the long flags, with `_`:
+    /// `store`, `key`, `signing_keys`, `listen`, …).
+    #[arg(long, value_name = "FILE", env = "ADCP_RELAY_CONFIG")]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// The outbox store: `sqlite:PATH` (embedded), `postgres://…` or
+    /// `postgresql://…` (a fleet of relays) [default: sqlite:adcp-relay.sqlite].
+    #[arg(long, value_name = "URL", env = "ADCP_RELAY_STORE")]
+    pub store: Option<String>,
+    /// The private JWK signing the `default` scope.
+    #[arg(long, value_name = "PRIVATE_JWK", env = "ADCP_RELAY_KEY")]
+    pub key: Option<PathBuf>,
+    /// Another signing scope and its private JWK, `SCOPE=FILE`.
+    /// Repeatable; comma-separated in the environment.
+    #[arg(
+        long = "signing-key",
+        value_name = "SCOPE=FILE",
+        env = "ADCP_RELAY_SIGNING_KEYS",
+        value_delimiter = ','
+    )]
+    pub signing_keys: Vec<String>,
+    /// Address to listen on; port 0 picks a free one [default: 127.0.0.1:8791].
+    #[arg(long, value_name = "ADDR", env = "ADCP_RELAY_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Allow plain-HTTP loopback destinations (tests and local demos only).
+    #[arg(long, env = "ADCP_RELAY_ALLOW_HTTP")]
+    pub allow_http: bool,
+    /// Attempts in flight in this process [default: 64].
+    #[arg(long, value_name = "N", env = "ADCP_RELAY_CONCURRENCY")]
+    pub concurrency: Option<usize>,
+    /// Attempts in flight per destination origin [default: 4].
+    #[arg(long, value_name = "N", env = "ADCP_RELAY_PER_DESTINATION")]
+    pub per_destination: Option<usize>,
+    /// Retry horizon in seconds, 86400-604800 [default: 86400].
+    #[arg(long, value_name = "SECONDS", env = "ADCP_RELAY_HORIZON_SECONDS")]
+    pub horizon_seconds: Option<u64>,
+    /// Deadline of one attempt in seconds, signing included [default: 10].
+    #[arg(long, value_name = "SECONDS", env = "ADCP_RELAY_ATTEMPT_TIMEOUT_SECONDS")]
+    pub attempt_timeout_seconds: Option<u64>,
+    /// A file holding the API token the API requires as
+    /// `Authorization: Bearer` (or set ADCP_RELAY_API_TOKEN). Required
+    /// to listen off loopback.
+    #[arg(long, value_name = "FILE", env = "ADCP_RELAY_API_TOKEN_FILE")]
+    pub api_token_file: Option<PathBuf>,
+    /// Prefix of the outbox tables [default: adcp_outbox_].
+    #[arg(long, value_name = "PREFIX", env = "ADCP_RELAY_TABLE_PREFIX")]
+    pub table_prefix: Option<String>,
+    /// Seconds in-flight attempts may finish at SIGTERM [default: 10].
+    #[arg(long, value_name = "SECONDS", env = "ADCP_RELAY_DRAIN_SECONDS")]
+    pub drain_seconds: Option<u64>,
+    /// Seconds between applications of the retention [default: 3600].
+    #[arg(long, value_name = "SECONDS", env = "ADCP_RELAY_PURGE_INTERVAL_SECONDS")]
+    pub purge_interval_seconds: Option<u64>,
+    /// Days terminal events and activity records are kept, at least 30
+    /// [default: 30].
+    #[arg(long, value_name = "DAYS", env = "ADCP_RELAY_RETENTION_DAYS")]
+    pub retention_days: Option<u64>,
+}
+
+/// A setting that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayArgsError {
+    /// The `--config` file.
+    #[error("--config {path}: {message}")]
+    File {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A flag, variable or key.
+    #[error("{0}")]
+    Setting(#[from] SettingsError),
+    /// A value out of range or a file that cannot be read.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The settings: flags (and their variables) over the `--config` file
+/// over the defaults; `env_token` is `ADCP_RELAY_API_TOKEN`.
+///
+/// # Errors
+///
+/// [`RelayArgsError`].
+pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySettings, RelayArgsError> {
+    let file = match &args.config {
+        None => RelayConfig::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| RelayArgsError::File {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            toml::from_str(&text).map_err(|e| RelayArgsError::File {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?
+        }
+    };
+    let config: RelayConfig = overlay(&file, args)?;
+    let mut keys = Vec::new();
+    if let Some(key) = &config.key {
+        keys.push((adcp_outbox::DEFAULT_SIGNING_SCOPE.to_owned(), key.clone()));
+    }
+    for entry in &config.signing_keys {
+        let Some((scope, path)) = entry.split_once('=').filter(|(s, p)| !s.is_empty() && !p.is_empty()) else {
+            return Err(RelayArgsError::Invalid(format!(
+                "--signing-key {entry:?}: expected SCOPE=FILE"
+            )));
+        };
+        if keys.iter().any(|(s, _)| s == scope) {
+            return Err(RelayArgsError::Invalid(format!(
+                "--signing-key: scope {scope:?} given twice"
+            )));
+        }
+        keys.push((scope.to_owned(), PathBuf::from(path)));
+    }
+    if !(86_400..=604_800).contains(&config.horizon_seconds) {
+        return Err(RelayArgsError::Invalid(format!(
+            "--horizon-seconds {}: must be 86400-604800 (the spec's bounds)",
+            config.horizon_seconds
+        )));
+    }
+    if config.attempt_timeout_seconds == 0 || config.attempt_timeout_seconds > 300 {
+        return Err(RelayArgsError::Invalid(
+            "--attempt-timeout-seconds must be 1-300".to_owned(),
+        ));
+    }
+    if config.retention_days < 30 {
+        return Err(RelayArgsError::Invalid(
+            "--retention-days must be at least 30 (the webhook_activity window)".to_owned(),
+        ));
+    }
+    let api_token = match (&config.api_token_file, env_token) {
+        (Some(path), _) => {
+            let token = std::fs::read_to_string(path)
+                .map_err(|e| RelayArgsError::Invalid(format!("--api-token-file {}: {e}", path.display())))?;
+            Some(token.trim().to_owned())
+        }
+        (None, token) => token.map(|t| t.trim().to_owned()),
+    };
+    if api_token.as_deref().is_some_and(|t| t.len() < 16) {
+        return Err(RelayArgsError::Invalid(
+            "the API token must be at least 16 characters".to_owned(),
+        ));
+    }
+    adcp_outbox::check_prefix(&config.table_prefix)
+        .map_err(|e| RelayArgsError::Invalid(format!("--table-prefix: {e}")))?;
+    Ok(RelaySettings {
+        store: config.store,
+        keys,
+        listen: config.listen,
+        allow_http: config.allow_http,
+        concurrency: config.concurrency,
+        per_destination: config.per_destination,
+        horizon: Duration::from_secs(config.horizon_seconds),
+        attempt_timeout: Duration::from_secs(config.attempt_timeout_seconds),
+        api_token,
+        table_prefix: config.table_prefix,
+        drain: Duration::from_secs(config.drain_seconds),
+        purge_interval: Duration::from_secs(config.purge_interval_seconds.max(60)),
+        retention: Duration::from_secs(config.retention_days.saturating_mul(86_400)),
+    })
+}
+
+/// Runs `adcp-sig relay` until SIGINT or SIGTERM. Returns the exit code:
+/// 0 after a clean shutdown, 2 when the settings or start-up failed.
+#[must_use]
+pub fn run(args: &RelayArgs) -> u8 {
+    let settings = match resolve(args, std::env::var(API_TOKEN_ENV).ok()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: tokio runtime: {e}");
+            return 2;
+        }
+    };
+    runtime.block_on(super::serve(settings, crate::signals::shutdown_signal()))
+}
