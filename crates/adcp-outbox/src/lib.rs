@@ -90,3 +90,8 @@ pub use store::{
     open_store, ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
     Insert, ListFilter, OutboxStats, OutboxStore, Outcome, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,
 };
+
+/// The README's examples, compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
