@@ -1,6 +1,14 @@
 //! The gateway's settings: [`GatewayConfig`], from a TOML file, the
 //! `ADCP_GATEWAY_*` environment variables and code.
 //!
+//! `GatewayConfig`'s serde form is the one declaration of the settings'
+//! TOML keys: the TOML file is read through it, and `adcp-sig gateway`
+//! lays its flags over the file's configuration through it too
+//! (serializing both, replacing the keys of the flags given, and
+//! deserializing the result), so no setting is mapped by hand. For that,
+//! every setting also deserializes from the flags' form: a table from a
+//! list of `SELLER_URL=VALUE` entries.
+//!
 //! Secrets come only from files or the environment: the HMAC secret from
 //! `hmac_secret_file` or `ADCP_GATEWAY_HMAC_SECRET` (never a TOML key); a
 //! store URL with a password is best given by `ADCP_GATEWAY_STORE`. Neither
@@ -8,7 +16,7 @@
 //! without its credentials.
 
 use crate::error::ConfigError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
@@ -62,8 +70,16 @@ pub(crate) const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_secs(300);
 /// `adcp-sig gateway` flags). A list or table that is set replaces the
 /// one before it; it is never merged.
 ///
+/// It serializes to its TOML keys (`toml::to_string` writes a file
+/// `from_toml_str` reads back, durations in whole seconds), which is how
+/// `adcp-sig gateway` lays its flags over the file. The output holds the
+/// store URL as given, credentials included, so treat it as a secret; the
+/// HMAC secret, [`access_log`](Self::access_log) and the
+/// [`test_overrides`](Self::test_overrides) are not TOML keys and are
+/// neither written nor read.
+///
 /// [`Gateway::from_config`]: crate::Gateway::from_config
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct GatewayConfig {
@@ -111,22 +127,27 @@ pub struct GatewayConfig {
     /// the TOML file): `[sellers]` then
     /// `"https://seller.example/mcp" = "seller-jwks.json"`. Combines with
     /// [`agents`](Self::agents); sellers may share a `kid` (each webhook is
-    /// attributed to the one seller whose key verifies it).
+    /// attributed to the one seller whose key verifies it). Also read from
+    /// a list of `SELLER_URL=JWKS_FILE` entries, the syntax of `--seller`.
+    #[serde(deserialize_with = "seller_table")]
     pub sellers: BTreeMap<String, PathBuf>,
     /// Revocation list URL of discovered sellers, as `(agent URL, list
     /// URL)` pairs in the order given: each seller one of
     /// [`agents`](Self::agents) (byte for byte) and given once, each list
     /// an `https` URL serving the JWS-signed list. `[revocation_lists]`
     /// then `"https://seller.example/mcp" = "https://seller.example/.well-known/revocations.json"`.
-    /// A seller without one is never checked for revocation.
-    #[serde(deserialize_with = "table")]
+    /// A seller without one is never checked for revocation. Also read
+    /// from a list of `SELLER_URL=LIST_URL` entries (`--revocation-list`).
+    #[serde(deserialize_with = "revocation_list_table")]
     pub revocation_lists: Vec<(String, String)>,
     /// Pinned `jwks_uri` of discovered sellers, as `(agent URL, JWKS URL)`
     /// pairs in the order given (each seller one of
     /// [`agents`](Self::agents), given once): a brand.json naming another
     /// one is refused (`jwks_untrusted`) and alarmed. `[jwks_uri_pins]`
     /// then `"https://seller.example/mcp" = "https://keys.seller.example/jwks.json"`.
-    #[serde(deserialize_with = "table")]
+    /// Also read from a list of `SELLER_URL=JWKS_URL` entries
+    /// (`--pin-jwks-uri`).
+    #[serde(deserialize_with = "jwks_uri_pin_table")]
     pub jwks_uri_pins: Vec<(String, String)>,
     /// Request mode only: buyer agents whose brand.json location comes
     /// from onboarding, as `(agent URL, brand.json URL)` pairs (each agent
@@ -135,7 +156,9 @@ pub struct GatewayConfig {
     /// that brand.json (→ `agents[]` → `jwks_uri`), as the spec allows
     /// for an onboarding-provided mapping. `[agent_brand_json]` then
     /// `"https://buyer.example/mcp" = "https://buyer.example/.well-known/brand.json"`.
-    #[serde(deserialize_with = "table")]
+    /// Also read from a list of `AGENT_URL=BRAND_JSON_URL` entries
+    /// (`--agent-brand-json`).
+    #[serde(deserialize_with = "agent_brand_json_table")]
     pub agent_brand_json: Vec<(String, String)>,
     /// For sellers without a pin: adopt a brand.json whose `jwks_uri`
     /// differs from the one first learned (still alarmed) instead of
@@ -202,25 +225,25 @@ pub struct GatewayConfig {
     pub hmac_sender: Option<String>,
     /// Bound on one upstream attempt (`upstream_timeout = 10`, seconds).
     /// Default 10 s.
-    #[serde(deserialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub upstream_timeout: Duration,
     /// Largest webhook body accepted, in bytes
     /// (`max_body_bytes = 1048576`). Default 1 MiB.
     pub max_body_bytes: usize,
     /// Bound on one store operation, connecting included, before the
     /// webhook is answered `503` (`store_timeout = 5`, seconds). Default 5 s.
-    #[serde(deserialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub store_timeout: Duration,
     /// How long a claimed event stays exclusive to the gateway forwarding
     /// it; longer than [`upstream_timeout`](Self::upstream_timeout)
     /// (`claim_lease = 60`, seconds). Default 60 s.
-    #[serde(deserialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub claim_lease: Duration,
     /// How long an event's dedup record is kept: at least 24 h, and at
     /// least the largest `delivery_retry_horizon_seconds` the sellers
     /// advertise, at most 7 days (`dedup_window = 86400`, seconds).
     /// Default 24 h.
-    #[serde(deserialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub dedup_window: Duration,
     /// How often the store's expired replay entries, dedup records and
     /// notification records are deleted, SQLite and PostgreSQL (and
@@ -230,16 +253,16 @@ pub struct GatewayConfig {
     /// bound. The first purge runs shortly after start; a failed one is
     /// logged and retried at the next interval (`purge_interval = 300`,
     /// seconds; `0` never purges). Default 300 s.
-    #[serde(deserialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub purge_interval: Duration,
     /// Bound on receiving a request's headers; an idle keep-alive
     /// connection is closed after as long (`header_timeout = 10`,
     /// seconds). Default 10 s.
-    #[serde(deserialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub header_timeout: Duration,
     /// Bound on receiving a request's body, then `408`
     /// (`body_timeout = 30`, seconds). Default 30 s.
-    #[serde(deserialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub body_timeout: Duration,
     /// Most webhook requests handled at once; beyond it `503` with
     /// `Retry-After: 1` (`max_concurrency = 512`). Default 512.
@@ -642,16 +665,7 @@ impl GatewayConfig {
         &mut self,
         entries: impl IntoIterator<Item = S>,
     ) -> Result<(), ConfigError> {
-        let mut sellers = BTreeMap::new();
-        for entry in entries {
-            let (seller, path) = split_entry("--seller", "JWKS_FILE", entry.as_ref())?;
-            if sellers.insert(seller.to_owned(), PathBuf::from(path)).is_some() {
-                return Err(ConfigError::SellerGivenTwice {
-                    seller: seller.to_owned(),
-                });
-            }
-        }
-        self.sellers = sellers;
+        self.sellers = seller_map(url_entries(SELLER, entries)?)?;
         Ok(())
     }
 
@@ -883,9 +897,10 @@ impl GatewayConfig {
 }
 
 /// What the gateway verifies: [`GatewayConfig::profile`], `--profile`,
-/// `ADCP_GATEWAY_PROFILE`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// `ADCP_GATEWAY_PROFILE`. Read from its text ([`FromStr`](std::str::FromStr),
+/// whose error names the flag, also for a TOML value).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
 #[non_exhaustive]
 pub enum GatewayProfile {
     /// Signed webhooks (the AdCP webhook profile), deduplicated and
@@ -911,6 +926,14 @@ impl std::str::FromStr for GatewayProfile {
     }
 }
 
+impl TryFrom<String> for GatewayProfile {
+    type Error = ConfigError;
+
+    fn try_from(text: String) -> Result<Self, ConfigError> {
+        text.parse()
+    }
+}
+
 impl std::fmt::Display for GatewayProfile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -921,9 +944,11 @@ impl std::fmt::Display for GatewayProfile {
 }
 
 /// How request mode finds each request's operation:
-/// [`GatewayConfig::binding`], `--binding`, `ADCP_GATEWAY_BINDING`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// [`GatewayConfig::binding`], `--binding`, `ADCP_GATEWAY_BINDING`. Read
+/// from its text ([`FromStr`](std::str::FromStr), whose error names the
+/// flag, also for a TOML value).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case", try_from = "String")]
 #[non_exhaustive]
 pub enum BindingSetting {
     /// From each request's path ([`adcp_request::Binding::infer`]): the
@@ -962,6 +987,14 @@ impl std::str::FromStr for BindingSetting {
             "operation-path" => Ok(Self::OperationPath),
             _ => Err(ConfigError::Binding { value: s.to_owned() }),
         }
+    }
+}
+
+impl TryFrom<String> for BindingSetting {
+    type Error = ConfigError;
+
+    fn try_from(text: String) -> Result<Self, ConfigError> {
+        text.parse()
     }
 }
 
@@ -1053,6 +1086,13 @@ impl<'de> Deserialize<'de> for StoreLocation {
     }
 }
 
+/// The URL as given, credentials included: what the TOML file holds.
+impl Serialize for StoreLocation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
 impl std::fmt::Display for StoreLocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&redact(&self.text))
@@ -1112,14 +1152,21 @@ impl TestOverrides {
     }
 }
 
-/// A `SELLER_URL=URL` table: its flag, the metavariable of its URL, and
-/// what the URL is (for "given more than one ...").
+/// A `SELLER_URL=VALUE` table (`--seller`, or one of URLs): its flag, the
+/// metavariable of its value, and what the value is (for "given more than
+/// one ...").
 #[derive(Clone, Copy)]
 struct SellerUrlSetting {
     flag: &'static str,
     value: &'static str,
     what: &'static str,
 }
+
+const SELLER: SellerUrlSetting = SellerUrlSetting {
+    flag: "--seller",
+    value: "JWKS_FILE",
+    what: "JWKS file",
+};
 
 const REVOCATION_LIST: SellerUrlSetting = SellerUrlSetting {
     flag: "--revocation-list",
@@ -1156,8 +1203,8 @@ fn split_entry<'e>(
     }
 }
 
-/// `--revocation-list` / `--pin-jwks-uri` entries (`SELLER_URL=URL`), in
-/// order.
+/// `--seller`, `--revocation-list`, `--pin-jwks-uri` or `--agent-brand-json`
+/// entries (`SELLER_URL=VALUE`), in order.
 fn url_entries<S: AsRef<str>>(
     kind: SellerUrlSetting,
     entries: impl IntoIterator<Item = S>,
@@ -1244,14 +1291,120 @@ fn redact(store: &str) -> String {
     }
 }
 
-/// A TOML table of `SELLER_URL = "URL"`, in key order.
-fn table<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, String)>, D::Error> {
-    BTreeMap::<String, String>::deserialize(deserializer).map(|table| table.into_iter().collect())
+/// Durations as whole seconds, their TOML form.
+mod seconds {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        u64::deserialize(deserializer).map(Duration::from_secs)
+    }
+
+    pub(super) fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(duration.as_secs())
+    }
 }
 
-/// Whole seconds in the TOML file.
-fn seconds<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
-    u64::deserialize(deserializer).map(Duration::from_secs)
+/// [`GatewayConfig::sellers`] from its table or its `--seller` entries.
+fn seller_table<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, PathBuf>, D::Error> {
+    let entries = deserializer.deserialize_any(Entries(SELLER))?;
+    seller_map(entries).map_err(serde::de::Error::custom)
+}
+
+/// [`GatewayConfig::revocation_lists`] from its table or its entries.
+fn revocation_list_table<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, String)>, D::Error> {
+    deserializer.deserialize_any(Entries(REVOCATION_LIST))
+}
+
+/// [`GatewayConfig::jwks_uri_pins`] from its table or its entries.
+fn jwks_uri_pin_table<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, String)>, D::Error> {
+    deserializer.deserialize_any(Entries(JWKS_URI_PIN))
+}
+
+/// [`GatewayConfig::agent_brand_json`] from its table or its entries.
+fn agent_brand_json_table<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<(String, String)>, D::Error> {
+    deserializer.deserialize_any(Entries(AGENT_BRAND_JSON))
+}
+
+/// A `SELLER_URL = "VALUE"` setting's pairs, in the order given (duplicates
+/// included: [`GatewayConfig::validate`] refuses them), from any of its
+/// three forms: a TOML table; the flags' list of `SELLER_URL=VALUE` entries
+/// (an entry without its `=` or a side is refused with the message of
+/// [`ConfigError::MalformedEntry`], naming the flag); or the
+/// `[SELLER_URL, VALUE]` pairs `Serialize` writes.
+struct Entries(SellerUrlSetting);
+
+impl<'de> serde::de::Visitor<'de> for Entries {
+    type Value = Vec<(String, String)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a table of SELLER_URL = \"{}\", or a list of SELLER_URL={} entries",
+            self.0.value, self.0.value
+        )
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut pairs = Vec::new();
+        while let Some(pair) = map.next_entry()? {
+            pairs.push(pair);
+        }
+        Ok(pairs)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut pairs = Vec::new();
+        while let Some(pair) = seq.next_element_seed(Entry(self.0))? {
+            pairs.push(pair);
+        }
+        Ok(pairs)
+    }
+}
+
+/// One element of a list of entries: `"SELLER_URL=VALUE"` or
+/// `["SELLER_URL", "VALUE"]`.
+#[derive(Clone, Copy)]
+struct Entry(SellerUrlSetting);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Entry {
+    type Value = (String, String);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Entry {
+    type Value = (String, String);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a SELLER_URL={} entry", self.0.value)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, entry: &str) -> Result<Self::Value, E> {
+        let (seller, value) = split_entry(self.0.flag, self.0.value, entry).map_err(E::custom)?;
+        Ok((seller.to_owned(), value.to_owned()))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        <(String, String)>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+    }
+}
+
+/// Sellers with static keys from `(SELLER_URL, JWKS_FILE)` pairs, each
+/// seller once.
+fn seller_map(entries: Vec<(String, String)>) -> Result<BTreeMap<String, PathBuf>, ConfigError> {
+    let mut sellers = BTreeMap::new();
+    for (seller, path) in entries {
+        if sellers.contains_key(&seller) {
+            return Err(ConfigError::SellerGivenTwice { seller });
+        }
+        sellers.insert(seller, PathBuf::from(path));
+    }
+    Ok(sellers)
 }
 
 /// The error of a variable whose value does not parse.

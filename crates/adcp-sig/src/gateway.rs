@@ -1,27 +1,43 @@
-//! `adcp-sig gateway`: its flags (and their `ADCP_GATEWAY_*` variables)
-//! mapped onto an [`adcp_gateway::GatewayConfig`], and the server run until
-//! SIGINT or SIGTERM, with a progress line while it starts and the exit
-//! codes of the CLI.
+//! `adcp-sig gateway`: its settings, from flags, `ADCP_GATEWAY_*`
+//! variables and the TOML file of `--config`, as an
+//! [`adcp_gateway::GatewayConfig`], and the server run until SIGINT or
+//! SIGTERM, with a progress line while it starts and the exit codes of the
+//! CLI.
 //!
 //! Precedence: a flag, else its environment variable (clap reads both),
-//! else the TOML file of `--config`, else the library's default. Secrets
-//! come only from files or the environment: the HMAC secret from
+//! else the TOML file of `--config`, else the library's default. Each
+//! setting is declared once, as a field of [`GatewayArgs`]: its flag, its
+//! variable, and (its name) its TOML key, the name of the
+//! [`GatewayConfig`] field it sets; [`settings::overlay`] lays the flags
+//! given over the file's configuration, with no setting mapped by hand.
+//! Secrets come only from files or the environment: the HMAC secret from
 //! `--hmac-secret-file` or `ADCP_GATEWAY_HMAC_SECRET`; a store URL with a
 //! password is best given by `ADCP_GATEWAY_STORE`. Neither is ever printed.
+
+// The mechanism every long-running command (the gateway, the relay)
+// declares its settings with. Declared here for now; its place is a
+// `pub mod settings;` in lib.rs beside `gateway` and `relay`.
+#[path = "settings/mod.rs"]
+pub mod settings;
 
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget};
+use serde::Serialize;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Arguments of `adcp-sig gateway`.
-#[derive(Debug, Clone, Default, Args)]
+/// Arguments of `adcp-sig gateway`: one field per setting, named as its
+/// TOML key (see [`settings`]); `--config`, `--quiet` and the test-only
+/// flags are not TOML keys.
+#[derive(Debug, Clone, Default, Args, Serialize)]
 pub struct GatewayArgs {
-    /// TOML file with the same settings (keys as the long flags, with `_`:
-    /// `listen`, `upstream`, `jwks`, `jwks_agent`, `agents`, `store`, …).
+    /// TOML file with the same settings (a key is its variable's name after
+    /// `ADCP_GATEWAY_`, in lower case: `listen`, `upstream`, `jwks`,
+    /// `agents`, `store`, …; relative paths are relative to the file).
     #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_CONFIG")]
+    #[serde(skip)]
     pub config: Option<PathBuf>,
     /// What the gateway verifies: `webhook` (signed webhooks, deduplicated
     /// and forwarded once) or `request` (signed AdCP requests, in front of
@@ -231,22 +247,27 @@ pub struct GatewayArgs {
     pub max_concurrency: Option<usize>,
     /// No per-request line on stderr.
     #[arg(long, env = "ADCP_GATEWAY_QUIET")]
+    #[serde(skip)]
     pub quiet: bool,
     /// **Tests only**: trust this DER-encoded CA certificate instead of the
     /// Mozilla roots for key discovery.
     #[arg(long, value_name = "FILE", hide = true)]
+    #[serde(skip)]
     pub dangerously_trust_ca_for_tests: Option<PathBuf>,
     /// **Tests only**: resolve HOST to IP (repeatable) for key discovery.
     #[arg(long, value_name = "HOST=IP", hide = true)]
+    #[serde(skip)]
     pub dangerously_resolve_for_tests: Vec<String>,
     /// **Tests only**: let key discovery reach loopback addresses.
     #[arg(long, hide = true)]
+    #[serde(skip)]
     pub dangerously_allow_loopback_for_tests: bool,
     /// **Tests only**: accept revocation lists that are not JWS-signed.
     /// The spec requires the list to be signed by a key of the seller's
     /// JWKS (an unsigned list lets whoever controls its CDN or DNS
     /// un-revoke a key), so there is no production switch for this.
     #[arg(long, hide = true)]
+    #[serde(skip)]
     pub dangerously_allow_unsigned_revocation_list_for_tests: bool,
 }
 
@@ -255,6 +276,8 @@ pub struct GatewayArgs {
 pub enum ArgsError {
     /// The settings cannot work.
     Config(ConfigError),
+    /// A flag's value (or its variable's) that is not one of its setting.
+    Setting(settings::SettingsError),
     /// A `--dangerously-resolve-for-tests` entry that is not `HOST=IP`.
     Resolve {
         /// The entry.
@@ -268,6 +291,7 @@ impl std::fmt::Display for ArgsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Config(e) => e.fmt(f),
+            Self::Setting(e) => e.fmt(f),
             Self::Resolve { entry, reason } => write!(f, "--dangerously-resolve-for-tests {entry:?}: {reason}"),
         }
     }
@@ -277,6 +301,7 @@ impl std::error::Error for ArgsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Config(e) => Some(e),
+            Self::Setting(e) => Some(e),
             Self::Resolve { .. } => None,
         }
     }
@@ -288,120 +313,39 @@ impl From<ConfigError> for ArgsError {
     }
 }
 
+impl From<settings::SettingsError> for ArgsError {
+    fn from(e: settings::SettingsError) -> Self {
+        Self::Setting(e)
+    }
+}
+
 /// The configuration `args` describe: the TOML file of `--config` (if
 /// any) over the defaults, the flags and their environment variables
-/// (`args`, as clap parsed them) over it; `env_secret` is the value of
-/// `ADCP_GATEWAY_HMAC_SECRET`, if set. Checked
+/// (`args`, as clap parsed them) over it ([`settings::overlay`]);
+/// `env_secret` is the value of `ADCP_GATEWAY_HMAC_SECRET`, if set. Checked
 /// ([`GatewayConfig::validate`]) before it is returned.
 ///
 /// # Errors
 ///
 /// The setting that is missing or invalid.
 pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<GatewayConfig, ArgsError> {
-    let mut config = match &args.config {
+    let file = match &args.config {
         Some(path) => GatewayConfig::from_toml_file(path)?,
         None => GatewayConfig::default(),
     };
-    if let Some(profile) = &args.profile {
-        config.profile = profile.parse()?;
-    }
-    if let Some(path) = &args.capabilities {
-        config.capabilities = Some(path.clone());
-    }
-    if let Some(binding) = &args.binding {
-        config.binding = Some(binding.parse()?);
-    }
-    if let Some(name) = &args.credential_header {
-        config.credential_header = Some(name.clone());
-    }
-    if let Some(listen) = args.listen {
-        config.listen = listen;
-    }
-    if let Some(upstream) = &args.upstream {
-        config.upstream = Some(upstream.clone());
-    }
-    if let Some(jwks) = &args.jwks {
-        config.jwks = Some(jwks.clone());
-    }
-    if let Some(agent) = &args.jwks_agent {
-        config.jwks_agent.clone_from(agent);
-    }
-    // A list given replaces the file's.
-    if !args.agents.is_empty() {
-        config.agents.clone_from(&args.agents);
-    }
-    if !args.sellers.is_empty() {
-        config.set_seller_entries(&args.sellers)?;
-    }
-    if !args.revocation_lists.is_empty() {
-        config.set_revocation_list_entries(&args.revocation_lists)?;
-    }
-    if !args.jwks_uri_pins.is_empty() {
-        config.set_jwks_uri_pin_entries(&args.jwks_uri_pins)?;
-    }
-    if !args.agent_brand_json.is_empty() {
-        config.set_agent_brand_json_entries(&args.agent_brand_json)?;
-    }
-    if args.adopt_jwks_uri_changes {
-        config.adopt_jwks_uri_changes = true;
-    }
-    if let Some(store) = &args.store {
-        config.store = store.parse()?;
-    }
-    if let Some(namespace) = &args.store_namespace {
-        config.store_namespace.clone_from(namespace);
-    }
-    if let Some(url) = &args.public_url {
-        config.public_url = Some(url.clone());
-    }
-    if !args.accept_hosts.is_empty() {
-        config.accept_hosts.clone_from(&args.accept_hosts);
-    }
-    if let Some(path) = &args.tls_cert {
-        config.tls_cert = Some(path.clone());
-    }
-    if let Some(path) = &args.tls_key {
-        config.tls_key = Some(path.clone());
-    }
-    if !args.revoked_kids.is_empty() {
-        config.revoked_kids.clone_from(&args.revoked_kids);
-    }
-    if let Some(cap) = args.replay_cap_per_keyid {
-        config.replay_cap_per_keyid = Some(cap);
-    }
-    if let Some(path) = &args.subscriptions {
-        config.subscriptions = Some(path.clone());
-    }
-    if let Some(path) = &args.hmac_secret_file {
-        config.hmac_secret_file = Some(path.clone());
-    }
+    let mut config = settings::overlay(&file, args)?;
+    // What is no TOML key: the secret (the environment or its file only),
+    // the access log switch and the test-only overrides.
     config.hmac_secret = env_secret;
-    if let Some(sender) = &args.hmac_sender {
-        config.hmac_sender = Some(sender.clone());
-    }
-    for (flag, setting) in [
-        (args.upstream_timeout, &mut config.upstream_timeout),
-        (args.store_timeout, &mut config.store_timeout),
-        (args.claim_lease, &mut config.claim_lease),
-        (args.dedup_window, &mut config.dedup_window),
-        (args.purge_interval, &mut config.purge_interval),
-        (args.header_timeout, &mut config.header_timeout),
-        (args.body_timeout, &mut config.body_timeout),
-    ] {
-        if let Some(secs) = flag {
-            *setting = Duration::from_secs(secs);
-        }
-    }
-    if let Some(bytes) = args.max_body_bytes {
-        config.max_body_bytes = bytes;
-    }
-    if let Some(n) = args.max_concurrency {
-        config.max_concurrency = n;
-    }
-    if args.quiet {
-        config.access_log = false;
-    }
-    let overrides = &mut config.test_overrides;
+    config.access_log = !args.quiet;
+    config.test_overrides = test_overrides(args)?;
+    config.validate()?;
+    Ok(config)
+}
+
+/// The hidden `--dangerously-*-for-tests` flags.
+fn test_overrides(args: &GatewayArgs) -> Result<adcp_gateway::TestOverrides, ArgsError> {
+    let mut overrides = adcp_gateway::TestOverrides::default();
     overrides.trust_ca.clone_from(&args.dangerously_trust_ca_for_tests);
     overrides.resolve = args
         .dangerously_resolve_for_tests
@@ -420,8 +364,7 @@ pub fn resolve(args: &GatewayArgs, env_secret: Option<Vec<u8>>) -> Result<Gatewa
         .collect::<Result<_, ArgsError>>()?;
     overrides.allow_loopback = args.dangerously_allow_loopback_for_tests;
     overrides.allow_unsigned_revocation_lists = args.dangerously_allow_unsigned_revocation_list_for_tests;
-    config.validate()?;
-    Ok(config)
+    Ok(overrides)
 }
 
 /// Runs `adcp-sig gateway` until SIGINT or SIGTERM, then drains in-flight
@@ -580,7 +523,7 @@ async fn serve(config: &GatewayConfig) -> u8 {
         config.upstream.as_ref().map_or_else(String::new, url::Url::to_string)
     );
     let stopped = tokio::select! {
-        () = shutdown_signal() => None,
+        () = crate::signals::shutdown_signal() => None,
         result = handle.wait() => Some(result),
     };
     match stopped {
@@ -612,28 +555,6 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -641,6 +562,243 @@ mod tests {
     /// The URL given for `seller` in revocation lists or pins.
     fn lookup<'e>(entries: &'e [(String, String)], seller: &str) -> Option<&'e str> {
         entries.iter().find(|(s, _)| s == seller).map(|(_, url)| url.as_str())
+    }
+
+    /// `adcp-sig gateway` as clap parses it.
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: GatewayArgs,
+    }
+
+    /// A switch: given as a bare flag, or `true` in its variable.
+    const SWITCH: &str = "<switch>";
+
+    /// A value for every setting, by its TOML key (the argument's id).
+    const SAMPLES: &[(&str, &str)] = &[
+        ("profile", "request"),
+        ("capabilities", "caps.json"),
+        ("binding", "http-json"),
+        ("credential_header", "x-api-key"),
+        ("listen", "127.0.0.1:9"),
+        ("upstream", "http://127.0.0.1:1/events"),
+        ("jwks", "k.json"),
+        ("jwks_agent", "https://s.example/mcp"),
+        ("agents", "https://a.example/mcp,https://b.example/mcp"),
+        (
+            "sellers",
+            "https://c.example/mcp=/keys/c.json,https://d.example/mcp=d.json",
+        ),
+        (
+            "revocation_lists",
+            "https://a.example/mcp=https://a.example/r.json?format=jws,https://a.example/mcp=https://a.example/2",
+        ),
+        (
+            "jwks_uri_pins",
+            "https://b.example/mcp=https://keys.b.example/jwks.json",
+        ),
+        (
+            "agent_brand_json",
+            "https://a.example/mcp=https://a.example/.well-known/brand.json",
+        ),
+        ("adopt_jwks_uri_changes", SWITCH),
+        ("store", "postgres://adcp:hunter2@db:5432/adcp"),
+        ("store_namespace", "fleet"),
+        ("public_url", "https://buyer.example/hooks"),
+        ("accept_hosts", "one.example,two.example:8443"),
+        ("tls_cert", "cert.pem"),
+        ("tls_key", "key.pem"),
+        ("revoked_kids", "k1,k2"),
+        ("replay_cap_per_keyid", "7"),
+        ("subscriptions", "subs.json"),
+        ("hmac_secret_file", "hmac.secret"),
+        ("hmac_sender", "https://s.example/mcp"),
+        ("upstream_timeout", "4"),
+        ("max_body_bytes", "4096"),
+        ("store_timeout", "2"),
+        ("claim_lease", "30"),
+        ("dedup_window", "172800"),
+        ("purge_interval", "0"),
+        ("header_timeout", "3"),
+        ("body_timeout", "6"),
+        ("max_concurrency", "9"),
+        ("quiet", SWITCH),
+    ];
+
+    /// Every setting's variable is `ADCP_GATEWAY_` and its TOML key in
+    /// upper case, and the library's own reader of those variables
+    /// (`GatewayConfig::apply_env_vars`, for programs embedding the
+    /// gateway) reads each exactly as the flag is read: a setting added to
+    /// the flags without a sample here, or read differently by the
+    /// library, fails.
+    #[test]
+    fn every_flag_is_its_variable_and_its_toml_key_the_library_reads_alike() {
+        use clap::{CommandFactory, Parser};
+        let command = Cli::command();
+        let mut argv = vec!["adcp-sig-gateway".to_owned()];
+        let mut vars = Vec::new();
+        let mut keys = Vec::new();
+        for arg in command.get_arguments() {
+            let key = arg.get_id().as_str();
+            if arg.is_hide_set() {
+                assert!(
+                    arg.get_env().is_none(),
+                    "{key}: a test-only flag is never read from the environment"
+                );
+                continue;
+            }
+            let Some(var) = arg.get_env() else {
+                unreachable!("{key}: a setting without a variable")
+            };
+            assert_eq!(
+                var.to_str(),
+                Some(format!("ADCP_GATEWAY_{}", key.to_uppercase()).as_str())
+            );
+            if key == "config" {
+                continue;
+            }
+            let Some((_, sample)) = SAMPLES.iter().find(|(k, _)| *k == key) else {
+                unreachable!("{key}: no sample value")
+            };
+            let long = arg.get_long().unwrap_or(key);
+            if *sample == SWITCH {
+                argv.push(format!("--{long}"));
+                vars.push((var.to_string_lossy().into_owned(), "true".to_owned()));
+            } else {
+                argv.push(format!("--{long}={sample}"));
+                vars.push((var.to_string_lossy().into_owned(), (*sample).to_owned()));
+            }
+            keys.push(key);
+        }
+        assert_eq!(keys.len(), SAMPLES.len(), "a sample for a setting there is no flag for");
+        let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| unreachable!("{e}"));
+        let mut from_flags =
+            settings::overlay(&GatewayConfig::default(), &cli.args).unwrap_or_else(|e| unreachable!("{e}"));
+        from_flags.access_log = !cli.args.quiet;
+        let mut from_env = GatewayConfig::default();
+        from_env
+            .apply_env_vars(|name| vars.iter().find(|(var, _)| var == name).map(|(_, value)| value.into()))
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(format!("{from_flags:#?}"), format!("{from_env:#?}"));
+        assert_eq!(from_flags.store.url(), from_env.store.url(), "the password too");
+        // And every setting was given, not left to its default.
+        let defaults = serde_json::to_value(GatewayConfig::default()).unwrap_or_default();
+        let given = serde_json::to_value(&from_flags).unwrap_or_default();
+        for key in keys.iter().filter(|key| **key != "quiet") {
+            assert_ne!(defaults.get(key), given.get(key), "{key}");
+        }
+        assert!(!from_flags.access_log);
+    }
+
+    #[test]
+    fn a_flag_wins_over_the_file_which_wins_over_the_default() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-precedence-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "upstream = \"http://127.0.0.1:1/file\"\nagents = [\"https://a.example/mcp\", \"https://b.example/mcp\"]\nrevoked_kids = [\"file-kid\"]\nstore_namespace = \"file\"\nbody_timeout = 7\nadopt_jwks_uri_changes = true\n\n[revocation_lists]\n\"https://a.example/mcp\" = \"https://a.example/file.json\"\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file),
+            upstream: url::Url::parse("http://127.0.0.1:2/flag").ok(),
+            revoked_kids: vec!["flag-kid".into()],
+            revocation_lists: vec!["https://b.example/mcp=https://b.example/flag.json".into()],
+            header_timeout: Some(4),
+            ..GatewayArgs::default()
+        };
+        let config = resolve(&args, None);
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = config.unwrap_or_else(|e| unreachable!("{e}"));
+        // Flags over the file: a value, a list, a table (replaced whole).
+        assert_eq!(
+            config.upstream.as_ref().map(url::Url::as_str),
+            Some("http://127.0.0.1:2/flag")
+        );
+        assert_eq!(config.revoked_kids, ["flag-kid"]);
+        assert_eq!(
+            config.revocation_lists,
+            [(
+                "https://b.example/mcp".to_owned(),
+                "https://b.example/flag.json".to_owned()
+            )]
+        );
+        assert_eq!(config.header_timeout, Duration::from_secs(4));
+        // The file over the defaults; an absent switch keeps the file's.
+        assert_eq!(config.agents, ["https://a.example/mcp", "https://b.example/mcp"]);
+        assert_eq!(config.store_namespace, "file");
+        assert_eq!(config.body_timeout, Duration::from_secs(7));
+        assert!(config.adopt_jwks_uri_changes);
+        // The defaults under both.
+        assert_eq!(
+            config.listen,
+            "127.0.0.1:8790".parse().unwrap_or_else(|e| unreachable!("{e}"))
+        );
+        assert_eq!(config.store.to_string(), "sqlite:adcp-gateway.sqlite");
+        assert_eq!(config.claim_lease, Duration::from_secs(60));
+        assert!(config.access_log);
+    }
+
+    #[test]
+    fn an_unknown_key_or_a_bad_value_is_an_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-bad-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let error = |toml: &str, args: GatewayArgs| {
+            let file = dir.join("gateway.toml");
+            std::fs::write(&file, toml).unwrap_or_default();
+            let args = GatewayArgs {
+                config: Some(file),
+                ..args
+            };
+            match resolve(&args, None) {
+                Ok(config) => unreachable!("{toml} {args:?} accepted: {config:?}"),
+                Err(e) => e.to_string(),
+            }
+        };
+        let base = "upstream = \"http://127.0.0.1:1/a\"\nagents = [\"https://a.example/mcp\"]\n";
+        let unknown = error(&format!("{base}lissen = \"127.0.0.1:1\"\n"), GatewayArgs::default());
+        let secret = error(&format!("{base}hmac_secret = \"s3cret\"\n"), GatewayArgs::default());
+        let bad_file = error(&format!("{base}upstream_timeout = \"10s\"\n"), GatewayArgs::default());
+        let bad_entry = error(
+            &format!("{base}sellers = [\"https://b.example/mcp\"]\n"),
+            GatewayArgs::default(),
+        );
+        let bad_flag = error(
+            base,
+            GatewayArgs {
+                binding: Some("rest".into()),
+                profile: Some("request".into()),
+                ..GatewayArgs::default()
+            },
+        );
+        let bad_store = error(
+            base,
+            GatewayArgs {
+                store: Some("mysql://adcp:hunter2@db/adcp".into()),
+                ..GatewayArgs::default()
+            },
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            unknown.starts_with("--config ") && unknown.contains("unknown field `lissen`"),
+            "{unknown}"
+        );
+        assert!(
+            secret.contains("unknown field `hmac_secret`"),
+            "never a TOML key: {secret}"
+        );
+        assert!(
+            bad_file.contains("upstream_timeout = \"10s\"") && bad_file.contains("expected u64"),
+            "{bad_file}"
+        );
+        assert!(bad_entry.contains("expected SELLER_URL=JWKS_FILE"), "{bad_entry}");
+        assert_eq!(
+            bad_flag,
+            "--binding must be jsonrpc, http-json, operation-path or infer, not \"rest\""
+        );
+        assert!(bad_store.starts_with("--store mysql://***@db/adcp: "), "{bad_store}");
+        assert!(!bad_store.contains("hunter2"), "{bad_store}");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! `GatewayConfig`: every TOML key, relative paths, the environment
-//! overlay and its precedence, and the typed errors of invalid values.
+//! overlay and its precedence, the typed errors of invalid values, the
+//! serialized form (what `adcp-sig gateway` lays its flags over) and the
+//! flags' entries read as a table.
 
 use crate::support::TempDir;
 use adcp_gateway::{ConfigError, GatewayConfig, StoreLocation};
@@ -550,4 +552,127 @@ fn the_purge_interval_from_the_file_and_the_environment() {
     config.upstream = Some("http://127.0.0.1:1/events".parse().unwrap());
     config.agents = vec![SELLER.to_owned()];
     config.validate().unwrap();
+}
+
+/// `Serialize` writes the TOML keys `from_toml_str` reads back, every
+/// setting kept (pairs of a table in order, duplicates included, the
+/// store's credentials); what is no TOML key is not written.
+#[test]
+fn every_setting_serializes_to_toml_that_reads_back() {
+    let mut config = GatewayConfig::from_toml_str(
+        r#"
+        profile = "request"
+        capabilities = "caps.json"
+        binding = "operation-path"
+        credential_header = "x-api-key"
+        listen = "0.0.0.0:9000"
+        upstream = "http://127.0.0.1:8080/events"
+        agents = ["https://seller.example/mcp", "https://other.example/mcp"]
+        adopt_jwks_uri_changes = true
+        store = "postgres://adcp:hunter2@db:5432/adcp"
+        store_namespace = "fleet"
+        public_url = "https://buyer.example"
+        accept_hosts = ["hooks.buyer.example"]
+        tls_cert = "cert.pem"
+        tls_key = "key.pem"
+        revoked_kids = ["k1"]
+        replay_cap_per_keyid = 9
+        subscriptions = "subs.json"
+        hmac_secret_file = "hmac.secret"
+        hmac_sender = "https://seller.example/mcp"
+        upstream_timeout = 7
+        max_body_bytes = 4096
+        store_timeout = 2
+        claim_lease = 30
+        dedup_window = 172800
+        purge_interval = 0
+        header_timeout = 3
+        body_timeout = 4
+        max_concurrency = 64
+
+        [sellers]
+        "https://static.example/mcp" = "static-jwks.json"
+
+        [jwks_uri_pins]
+        "https://other.example/mcp" = "https://keys.other.example/jwks.json"
+
+        [agent_brand_json]
+        "https://other.example/mcp" = "https://other.example/brand.json"
+        "#,
+    )
+    .unwrap();
+    config.revocation_lists = vec![
+        (SELLER.to_owned(), "https://seller.example/2".to_owned()),
+        (SELLER.to_owned(), "https://seller.example/1".to_owned()),
+    ];
+    config.hmac_secret = Some(b"s3cret".to_vec());
+    config.access_log = false;
+    let text = toml::to_string(&config).unwrap();
+    assert!(text.contains("hunter2"), "the store URL as given: {text}");
+    assert!(!text.contains("s3cret") && !text.contains("access_log"), "{text}");
+    let back = GatewayConfig::from_toml_str(&text).unwrap();
+    assert_eq!(back.store.url(), config.store.url());
+    config.hmac_secret = None;
+    config.access_log = true;
+    assert_eq!(format!("{back:#?}"), format!("{config:#?}"));
+    let defaults = GatewayConfig::from_toml_str(&toml::to_string(&GatewayConfig::default()).unwrap()).unwrap();
+    assert_eq!(format!("{defaults:#?}"), format!("{:#?}", GatewayConfig::default()));
+}
+
+/// A table also reads the flags' syntax, a list of `SELLER_URL=VALUE`
+/// entries, with the flags' errors; a bad enumerated value names its flag.
+#[test]
+fn tables_also_read_the_flags_entries() {
+    let config = GatewayConfig::from_toml_str(
+        r#"
+        sellers = ["https://b.example/mcp=b.json", "https://a.example/mcp=/keys/a.json"]
+        revocation_lists = ["https://a.example/mcp=https://a.example/r.json?format=jws", "https://a.example/mcp=https://a.example/2"]
+        jwks_uri_pins = ["https://a.example/mcp=https://keys.a.example/jwks.json"]
+        agent_brand_json = ["https://a.example/mcp=https://a.example/brand.json"]
+        "#,
+    )
+    .unwrap();
+    let sellers: Vec<_> = config.sellers.keys().map(String::as_str).collect();
+    assert_eq!(sellers, ["https://a.example/mcp", "https://b.example/mcp"]);
+    assert_eq!(
+        config.revocation_lists,
+        [
+            (
+                "https://a.example/mcp".to_owned(),
+                "https://a.example/r.json?format=jws".to_owned()
+            ),
+            ("https://a.example/mcp".to_owned(), "https://a.example/2".to_owned()),
+        ],
+        "split at the first =, in order, duplicates kept for validate to refuse"
+    );
+    assert_eq!(config.jwks_uri_pins.len(), 1);
+    assert_eq!(config.agent_brand_json.len(), 1);
+    for (text, expected) in [
+        (
+            "sellers = [\"https://a.example/mcp\"]",
+            "--seller \"https://a.example/mcp\": expected SELLER_URL=JWKS_FILE",
+        ),
+        (
+            "sellers = [\"https://a.example/mcp=a.json\", \"https://a.example/mcp=b.json\"]",
+            "--seller https://a.example/mcp: given twice",
+        ),
+        (
+            "jwks_uri_pins = [\"=https://keys.example/\"]",
+            "--pin-jwks-uri \"=https://keys.example/\": expected SELLER_URL=JWKS_URL",
+        ),
+        (
+            "profile = \"both\"",
+            "--profile must be webhook or request, not \"both\"",
+        ),
+        (
+            "binding = \"rest\"",
+            "--binding must be jsonrpc, http-json, operation-path or infer",
+        ),
+    ] {
+        let e = GatewayConfig::from_toml_str(text).unwrap_err();
+        assert!(
+            matches!(e, ConfigError::Toml { .. }) && e.to_string().contains(expected),
+            "{text}: {e}"
+        );
+    }
 }
