@@ -11,6 +11,10 @@ use adcp_request::{
     request_signing_capability, CallResponse, Counterparty, FallbackCredential, RequestVerifier, RequestVerifierLayer,
     SigningClient, SigningDecision, VerifiedAgent,
 };
+use adcp_outbox::{
+    enqueue_sqlite, Dispatcher, DispatcherConfig, NewEvent, Outbox, OutboxConfig, OutboxDestination, SqliteOutbox,
+    DEFAULT_TABLE_PREFIX,
+};
 use adcp_sigbase::Message;
 use adcp_sign::{BoxSigner, HttpSigner, Signer, SoftwareSigner, WebhookEvent};
 use adcp_store::{open, ClaimOutcome, Fingerprint, IdempotencyStore, SenderKey, StoreOptions, StoreUrl};
