@@ -100,6 +100,13 @@ impl OutboxDestination {
         }
     }
 
+    /// The same destination with other legacy credentials (unsealed).
+    pub(crate) fn with_legacy(&self, scheme: &str, credentials: &str) -> Self {
+        let mut d = self.clone();
+        d.legacy = Some((scheme.to_owned(), credentials.to_owned()));
+        d
+    }
+
     /// The URL as registered.
     #[must_use]
     pub fn url(&self) -> &str {

@@ -60,6 +60,7 @@ mod activity;
 mod breaker;
 mod clock;
 mod coalesce;
+mod crypto;
 mod dispatch;
 mod error;
 mod event;
@@ -74,6 +75,7 @@ pub use activity::{clip_message, redact_url, ActivityRecord, ActivityStatus, MAX
 pub use breaker::{BreakerPolicy, BreakerState, Health};
 pub use clock::{rfc3339_ms, Clock, ManualClock, SystemClock};
 pub use coalesce::{CoalescingPolicy, NEVER_COALESCED};
+pub use crypto::Keyring;
 pub use dispatch::{
     AttemptHook, DispatchMetrics, Dispatcher, DispatcherConfig, HookDecision, SignerResolver, StaticSigners,
     DISPATCH_TRACING_TARGET, MIN_LEASE_MARGIN,
@@ -86,6 +88,8 @@ pub use schedule::{next_attempt, NextAttempt, RETRY_AFTER_CAP};
 pub use store::schema::{check_prefix, DEFAULT_TABLE_PREFIX};
 #[cfg(feature = "sqlite")]
 pub use store::sqlite::{enqueue_sqlite, migrate_sqlite, SqliteOutbox, SqliteOutboxOptions};
+#[cfg(feature = "postgres")]
+pub use store::postgres::{enqueue_postgres, migrate_postgres, PostgresOutbox, PostgresOutboxOptions};
 pub use store::{
     open_store, ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
     Insert, ListFilter, OutboxStats, OutboxStore, Outcome, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,

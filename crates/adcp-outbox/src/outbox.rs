@@ -5,6 +5,7 @@
 use crate::activity::ActivityRecord;
 use crate::clock::{Clock, SystemClock};
 use crate::coalesce::CoalescingPolicy;
+use crate::crypto::Keyring;
 use crate::error::OutboxError;
 use crate::event::{origin_of, NewEvent};
 use crate::id::EventId;
@@ -34,6 +35,8 @@ pub struct OutboxConfig {
     pub clock: Arc<dyn Clock>,
     /// Randomness for ids and jitter.
     pub random: Arc<dyn RandomSource>,
+    /// Encryption at rest of bodies and legacy credentials (off: `None`).
+    pub encryption: Option<Keyring>,
 }
 
 impl std::fmt::Debug for OutboxConfig {
@@ -42,6 +45,7 @@ impl std::fmt::Debug for OutboxConfig {
             .field("retry", &self.retry)
             .field("coalescing", &self.coalescing)
             .field("retention", &self.retention)
+            .field("encryption", &self.encryption)
             .finish_non_exhaustive()
     }
 }
@@ -54,6 +58,7 @@ impl Default for OutboxConfig {
             retention: MIN_RETENTION,
             clock: Arc::new(SystemClock),
             random: Arc::new(OsRandom),
+            encryption: None,
         }
     }
 }
@@ -148,17 +153,31 @@ impl Outbox {
         let id = EventId::generate(now, self.config.random.as_ref())
             .map_err(|_| OutboxError::Unavailable("randomness unavailable".to_owned()))?;
         let (auth_scheme, auth_credentials) = match event.destination.legacy() {
-            Some((scheme, credentials)) => (Some(scheme.to_owned()), Some(credentials.as_bytes().to_vec())),
+            Some((scheme, credentials)) => {
+                let stored = match &self.config.encryption {
+                    Some(ring) => ring.seal_text(id.as_str(), "credentials", credentials)?,
+                    None => credentials.to_owned(),
+                };
+                (Some(scheme.to_owned()), Some(stored.into_bytes()))
+            }
             None => (None, None),
+        };
+        let body_size = body.len() as u64;
+        let (body, key_id) = match &self.config.encryption {
+            Some(ring) => (
+                ring.seal(id.as_str(), "body", &body)?,
+                Some(ring.current_id().to_owned()),
+            ),
+            None => (body, None),
         };
         Ok(Insert {
             id,
             signing_scope: event.signing_scope,
             idempotency_key: event.event.idempotency_key().as_str().to_owned(),
             fingerprint,
-            body_size: body.len() as u64,
+            body_size,
             body,
-            key_id: None,
+            key_id,
             notification_type: event.notification_type,
             notification_id: event.notification_id,
             subscriber_id: event.subscriber_id,

@@ -13,6 +13,7 @@ pub use signing::{SignerResolver, StaticSigners};
 use crate::activity::ActivityStatus;
 use crate::breaker::Health;
 use crate::error::OutboxError;
+use crate::event::OutboxDestination;
 use crate::outbox::Outbox;
 use crate::schedule::{ms, next_attempt, NextAttempt};
 use crate::store::{AttemptFacts, ClaimRequest, Claimed, Finish, Outcome};
@@ -326,6 +327,28 @@ impl Dispatcher {
         let _ = finisher.await;
     }
 
+    /// The body and destination of `c` as sent: unsealed when encrypted at rest.
+    fn unseal(&self, c: &Claimed) -> Result<(Vec<u8>, OutboxDestination), OutboxError> {
+        let ring = self.outbox.config().encryption.as_ref();
+        let body = if crate::crypto::is_sealed(&c.body) {
+            ring.ok_or_else(|| OutboxError::Crypto("the body is encrypted and no keyring is configured".to_owned()))?
+                .open(c.id.as_str(), "body", &c.body)?
+        } else {
+            c.body.clone()
+        };
+        let destination = match c.destination.legacy() {
+            Some((scheme, sealed)) if crate::crypto::is_sealed_text(sealed) => {
+                let ring = ring.ok_or_else(|| {
+                    OutboxError::Crypto("the credentials are encrypted and no keyring is configured".to_owned())
+                })?;
+                let plain = ring.open_text(c.id.as_str(), "credentials", sealed)?;
+                c.destination.with_legacy(scheme, &plain)
+            }
+            _ => c.destination.clone(),
+        };
+        Ok((body, destination))
+    }
+
     /// One attempt of one claimed event, and how it ends.
     async fn attempt(&self, c: Claimed) -> Finish {
         let clock = &self.outbox.config().clock;
@@ -353,14 +376,22 @@ impl Dispatcher {
             tracing::error!(target: DISPATCH_TRACING_TARGET, id = %c.id, scope = %c.signing_scope, "no signing key for this signing scope; the event waits");
             return finish(Outcome::Release(now.saturating_add(60_000)), None, now);
         };
-        let destination = match c.destination.to_destination() {
+        let (body, destination) = match self.unseal(&c) {
+            Ok(parts) => parts,
+            Err(e) => {
+                // A key missing from the ring may be added back: wait.
+                tracing::error!(target: DISPATCH_TRACING_TARGET, id = %c.id, error = %e, "stored event does not decrypt; the event waits");
+                return finish(Outcome::Release(now.saturating_add(60_000)), None, now);
+            }
+        };
+        let destination = match destination.to_destination() {
             Ok(d) => d,
             Err(e) => {
                 self.metrics.refused();
                 return finish(Outcome::Withdrawn(format!("destination refused: {e}")), None, now);
             }
         };
-        let event = match WebhookEvent::from_json_bytes(c.body.clone()) {
+        let event = match WebhookEvent::from_json_bytes(body) {
             Ok(e) => e,
             Err(e) => {
                 self.metrics.refused();

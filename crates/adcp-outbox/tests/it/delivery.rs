@@ -421,3 +421,53 @@ async fn shutdown_records_abandoned_attempts_and_leaves_no_lease() {
     assert_eq!(recs.len(), 3);
     assert!(recs.iter().all(|r| r.status == ActivityStatus::ConnectionError));
 }
+
+#[tokio::test]
+async fn bodies_and_credentials_encrypted_at_rest_are_delivered_in_clear() {
+    let sink = Sink::start(|_, _| Answer::Status(200)).await;
+    let path = temp_file("crypt");
+    let store = adcp_outbox::SqliteOutbox::open(&path, Default::default()).unwrap();
+    let ring = adcp_outbox::Keyring::new("k2", &[2; 32])
+        .unwrap()
+        .with_old_key("k1", &[1; 32])
+        .unwrap();
+    let config = adcp_outbox::OutboxConfig {
+        retry: fast_retry(),
+        encryption: Some(ring),
+        ..adcp_outbox::OutboxConfig::default()
+    };
+    let outbox = adcp_outbox::Outbox::new(Arc::new(store), config).unwrap();
+    let secret_body = json!({"notification_type": "account.status_changed", "marker": "PLAINTEXT_MARKER_42"});
+    let plain = outbox
+        .enqueue(event(secret_body, &sink.url("/a")).principal("p"))
+        .await
+        .unwrap();
+    let hmac = adcp_outbox::OutboxDestination::from_registration(&json!({
+        "url": sink.url("/legacy"),
+        "authentication": {"schemes": ["HMAC-SHA256"], "credentials": "CREDENTIAL_MARKER_0123456789abcdef0123456789"}
+    }))
+    .unwrap();
+    let legacy = outbox
+        .enqueue(adcp_outbox::NewEvent::new(
+            adcp_sign::WebhookEvent::new(&json!({"notification_type": "account.status_changed", "n": 2})).unwrap(),
+            hmac,
+        ))
+        .await
+        .unwrap();
+    let raw = std::fs::read(&path).unwrap();
+    let wal = std::fs::read(path.with_extension("sqlite-wal")).unwrap_or_default();
+    for bytes in [&raw, &wal] {
+        let hay = String::from_utf8_lossy(bytes);
+        assert!(!hay.contains("PLAINTEXT_MARKER_42") && !hay.contains("CREDENTIAL_MARKER"));
+    }
+    let run = dispatch(&outbox, quick());
+    for id in [&plain.id, &legacy.id] {
+        assert!(until(WAIT, async || state_of(&outbox, id).await == EventState::Delivered).await);
+    }
+    run.stop().await;
+    assert_eq!(
+        sink.hits_for(&plain.idempotency_key)[0].body["marker"],
+        "PLAINTEXT_MARKER_42"
+    );
+    assert_eq!(sink.hits_for(&legacy.idempotency_key).len(), 1);
+}
