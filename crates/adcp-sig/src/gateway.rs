@@ -14,11 +14,7 @@
 //! `--hmac-secret-file` or `ADCP_GATEWAY_HMAC_SECRET`; a store URL with a
 //! password is best given by `ADCP_GATEWAY_STORE`. Neither is ever printed.
 
-// The mechanism every long-running command (the gateway, the relay)
-// declares its settings with. Declared here for now; its place is a
-// `pub mod settings;` in lib.rs beside `gateway` and `relay`.
-#[path = "settings/mod.rs"]
-pub mod settings;
+use crate::settings;
 
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig};
 use clap::Args;

@@ -3,7 +3,7 @@
 //! the `--config` file by the settings overlay.
 
 use super::serve::RelaySettings;
-use crate::gateway::settings::{overlay, SettingsError};
+use crate::settings::{overlay, SettingsError};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -46,6 +46,10 @@ pub struct RelayConfig {
     pub purge_interval_seconds: u64,
     /// How long terminal events and activity records are kept, in days.
     pub retention_days: u64,
+    /// Encryption at rest: `ID=FILE` entries (32-byte AES-256 keys, raw,
+    /// hex or base64), the first sealing new rows, the others kept for
+    /// reading older ones.
+    pub encryption_keys: Vec<String>,
 }
 
 impl Default for RelayConfig {
@@ -65,6 +69,7 @@ impl Default for RelayConfig {
             drain_seconds: 10,
             purge_interval_seconds: 3600,
             retention_days: 30,
+            encryption_keys: Vec::new(),
         }
     }
 }
@@ -72,8 +77,9 @@ impl Default for RelayConfig {
 /// Arguments of `adcp-sig relay`.
 #[derive(Debug, Clone, Default, Args, Serialize)]
 pub struct RelayArgs {
-    /// TOML file with the same settings (keys as the long flags, with `_`:
-    /// `store`, `key`, `signing_keys`, `listen`, …).
+    /// TOML file with the same settings (a key is its variable's name
+    /// after `ADCP_RELAY_`, in lower case: `store`, `key`, `signing_keys`,
+    /// `listen`, …).
     #[arg(long, value_name = "FILE", env = "ADCP_RELAY_CONFIG")]
     #[serde(skip)]
     pub config: Option<PathBuf>,
@@ -129,6 +135,17 @@ pub struct RelayArgs {
     /// [default: 30].
     #[arg(long, value_name = "DAYS", env = "ADCP_RELAY_RETENTION_DAYS")]
     pub retention_days: Option<u64>,
+    /// Encrypt stored bodies and legacy credentials with AES-256-GCM:
+    /// `ID=FILE` (a 32-byte key, raw, hex or base64). Repeatable: the
+    /// first seals new rows, the others only decrypt older rows (key
+    /// rotation). Comma-separated in the environment.
+    #[arg(
+        long = "encryption-key",
+        value_name = "ID=FILE",
+        env = "ADCP_RELAY_ENCRYPTION_KEYS",
+        value_delimiter = ','
+    )]
+    pub encryption_keys: Vec<String>,
 }
 
 /// A setting that cannot be used.
@@ -217,6 +234,15 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
             "the API token must be at least 16 characters".to_owned(),
         ));
     }
+    let mut encryption = Vec::new();
+    for entry in &config.encryption_keys {
+        let Some((id, path)) = entry.split_once('=').filter(|(i, p)| !i.is_empty() && !p.is_empty()) else {
+            return Err(RelayArgsError::Invalid(format!(
+                "--encryption-key {entry:?}: expected ID=FILE"
+            )));
+        };
+        encryption.push((id.to_owned(), PathBuf::from(path)));
+    }
     adcp_outbox::check_prefix(&config.table_prefix)
         .map_err(|e| RelayArgsError::Invalid(format!("--table-prefix: {e}")))?;
     Ok(RelaySettings {
@@ -233,6 +259,7 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
         drain: Duration::from_secs(config.drain_seconds),
         purge_interval: Duration::from_secs(config.purge_interval_seconds.max(60)),
         retention: Duration::from_secs(config.retention_days.saturating_mul(86_400)),
+        encryption,
     })
 }
 
@@ -255,4 +282,98 @@ pub fn run(args: &RelayArgs) -> u8 {
         }
     };
     runtime.block_on(super::serve(settings, crate::signals::shutdown_signal()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: RelayArgs,
+    }
+
+    fn parse(argv: &[&str]) -> RelayArgs {
+        Cli::try_parse_from(std::iter::once("relay").chain(argv.iter().copied()))
+            .map(|c| c.args)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn temp(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("adcp-relay-args-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap_or_default();
+        path
+    }
+
+    #[test]
+    fn flags_beat_the_file_which_beats_the_defaults() {
+        let file = temp(
+            "relay.toml",
+            "store = \"postgres://db/x\"\nconcurrency = 8\nper_destination = 2\nsigning_keys = [\"t2=/k2\"]\n",
+        );
+        let args = parse(&[
+            "--config",
+            file.to_str().unwrap_or_default(),
+            "--concurrency",
+            "16",
+            "--key",
+            "/k1",
+        ]);
+        let s = resolve(&args, None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.store, "postgres://db/x");
+        assert_eq!((s.concurrency, s.per_destination), (16, 2));
+        assert_eq!(
+            s.keys,
+            vec![
+                ("default".to_owned(), PathBuf::from("/k1")),
+                ("t2".to_owned(), PathBuf::from("/k2"))
+            ]
+        );
+        assert_eq!(s.horizon, Duration::from_secs(86_400));
+        assert_eq!(s.listen, SocketAddr::from(([127, 0, 0, 1], 8791)));
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let unknown = temp("unknown.toml", "stor = \"sqlite:x\"\n");
+        let err = resolve(&parse(&["--config", unknown.to_str().unwrap_or_default()]), None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("stor"), "{err}");
+        for (argv, needle) in [
+            (vec!["--horizon-seconds", "60"], "--horizon-seconds"),
+            (vec!["--retention-days", "7"], "--retention-days"),
+            (vec!["--signing-key", "nofile"], "--signing-key"),
+            (vec!["--encryption-key", "k1"], "--encryption-key"),
+            (vec!["--table-prefix", "Bad-Prefix"], "--table-prefix"),
+        ] {
+            let err = resolve(&parse(&argv), None)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.contains(needle), "{argv:?}: {err}");
+        }
+        let err = resolve(&parse(&[]), Some("short".to_owned()))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("16 characters"), "{err}");
+    }
+
+    #[test]
+    fn off_loopback_needs_a_token() {
+        let s = resolve(&parse(&["--listen", "0.0.0.0:8791"]), None).unwrap_or_else(|e| panic!("{e}"));
+        assert!(super::super::check(&s).is_err());
+        let s = resolve(
+            &parse(&["--listen", "0.0.0.0:8791"]),
+            Some("a-long-enough-api-token".to_owned()),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(super::super::check(&s).is_ok());
+    }
 }

@@ -42,6 +42,8 @@ pub struct RelaySettings {
     pub purge_interval: Duration,
     /// How long terminal events and activity records are kept.
     pub retention: Duration,
+    /// Encryption at rest: `(key id, key file)`, the first current.
+    pub encryption: Vec<(String, PathBuf)>,
 }
 
 /// Why the relay refuses to start.
@@ -50,6 +52,45 @@ pub enum RelayError {
     /// A setting is wrong.
     #[error("{0}")]
     Config(String),
+}
+
+/// A 32-byte key from a file: raw bytes, or hex, or base64 text.
+fn read_key(path: &PathBuf) -> Result<Vec<u8>, RelayError> {
+    use base64::Engine as _;
+    let bytes =
+        std::fs::read(path).map_err(|e| RelayError::Config(format!("encryption key {}: {e}", path.display())))?;
+    if bytes.len() == 32 {
+        return Ok(bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim();
+    let hex = (text.len() == 64)
+        .then(|| {
+            (0..32)
+                .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok())
+                .collect::<Option<Vec<u8>>>()
+        })
+        .flatten();
+    hex.or_else(|| base64::engine::general_purpose::STANDARD.decode(text).ok())
+        .filter(|k| k.len() == 32)
+        .ok_or_else(|| {
+            RelayError::Config(format!(
+                "encryption key {}: expected 32 bytes (raw, hex or base64)",
+                path.display()
+            ))
+        })
+}
+
+fn load_keyring(keys: &[(String, PathBuf)]) -> Result<Option<adcp_outbox::Keyring>, RelayError> {
+    let Some(((id, path), old)) = keys.split_first() else {
+        return Ok(None);
+    };
+    let crypto = |e: adcp_outbox::OutboxError| RelayError::Config(format!("--encryption-key: {e}"));
+    let mut ring = adcp_outbox::Keyring::new(id, &read_key(path)?).map_err(crypto)?;
+    for (id, path) in old {
+        ring = ring.with_old_key(id, &read_key(path)?).map_err(crypto)?;
+    }
+    Ok(Some(ring))
 }
 
 fn load_signers(keys: &[(String, PathBuf)]) -> Result<StaticSigners, RelayError> {
@@ -132,6 +173,7 @@ async fn serve_inner(
     let config = OutboxConfig {
         retry,
         retention: settings.retention,
+        encryption: load_keyring(&settings.encryption)?,
         ..OutboxConfig::default()
     };
     let outbox = Outbox::new(store, config).map_err(|e| RelayError::Config(e.to_string()))?;

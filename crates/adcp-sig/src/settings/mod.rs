@@ -38,7 +38,7 @@
 //! its library, reading `relay.toml`:
 //!
 //! ```
-//! use adcp_sig::gateway::settings::{overlay, SettingsError};
+//! use adcp_sig::settings::{overlay, SettingsError};
 //! use serde::{Deserialize, Serialize};
 //! use std::net::SocketAddr;
 //! use std::path::PathBuf;
