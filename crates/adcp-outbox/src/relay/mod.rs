@@ -39,6 +39,21 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
+/// Reads one `POST /v1/events` body into the event it enqueues, or the
+/// refusal the API answers: what the relay runs on untrusted input before
+/// touching the store (exposed for fuzzing and for servers of one's own).
+///
+/// # Errors
+///
+/// [`ApiError`] with status `400` and the code naming what is wrong.
+pub fn parse_event_request(
+    body: &[u8],
+    destinations: &DestinationPolicy,
+    scopes: &HashSet<String>,
+) -> Result<crate::NewEvent, ApiError> {
+    submit::parse(body, destinations, scopes)
+}
+
 /// The largest request body: a 1 MiB payload and its envelope.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024 + 64 * 1024;
 

@@ -8,4 +8,5 @@
 mod delivery;
 mod enqueue;
 mod relay_api;
+mod relay_props;
 mod support;
