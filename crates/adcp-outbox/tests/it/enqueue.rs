@@ -157,3 +157,52 @@ async fn a_lease_that_expired_is_fenced_and_its_pending_record_is_closed() {
 }
 
 use adcp_outbox::Clock as _;
+
+/// Two outboxes on one SQLite file (as two relay processes would be):
+/// every claim is a `BEGIN IMMEDIATE` transaction, so no event is leased
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_on_one_file_never_claim_one_event_twice() {
+    let (outbox, path) = outbox("two", fast_retry(), None);
+    for i in 0..300 {
+        outbox
+            .enqueue(event(
+                json!({"notification_type": "account.status_changed", "i": i}),
+                &format!("https://b{}.example/x", i % 7),
+            ))
+            .await
+            .unwrap();
+    }
+    let other = adcp_outbox::SqliteOutbox::open(&path, adcp_outbox::SqliteOutboxOptions::default()).unwrap();
+    let stores: Vec<std::sync::Arc<dyn adcp_outbox::OutboxStore>> =
+        vec![outbox.store().clone(), std::sync::Arc::new(other)];
+    let mut tasks = Vec::new();
+    for (n, store) in stores.into_iter().enumerate() {
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            loop {
+                let batch = store
+                    .claim(ClaimRequest {
+                        now_ms: adcp_outbox::SystemClock.now_ms(),
+                        lease_ms: 60_000,
+                        owner: format!("w{n}"),
+                        limit: 7,
+                        per_origin_cap: 1_000,
+                        in_flight: HashMap::new(),
+                    })
+                    .await
+                    .unwrap();
+                if batch.is_empty() {
+                    return ids;
+                }
+                ids.extend(batch.into_iter().map(|c| c.id));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let unique: std::collections::HashSet<_> = all.iter().cloned().collect();
+    assert_eq!((all.len(), unique.len()), (300, 300));
+}
