@@ -119,7 +119,12 @@ async fn main() -> Outcome {
     running.await?;
     for id in &ids {
         if let Some(event) = outbox.get(id).await? {
-            println!("event {} -> {} after {} attempt(s)", event.idempotency_key, event.state.as_str(), event.attempts);
+            println!(
+                "event {} -> {} after {} attempt(s)",
+                event.idempotency_key,
+                event.state.as_str(),
+                event.attempts
+            );
         }
     }
     // The buyer's `get_media_buys … include_webhook_activity` answer.

@@ -7,13 +7,13 @@
 use adcp_gateway::{Gateway, GatewayConfig, GatewayError, VERIFIED_AGENT};
 use adcp_jwks::HttpsKeyResolver;
 use adcp_jws::{issue_for_payload, Commitment, GovernanceVerifier, Phase, VerificationRequest};
-use adcp_request::{
-    request_signing_capability, CallResponse, Counterparty, FallbackCredential, RequestVerifier, RequestVerifierLayer,
-    SigningClient, SigningDecision, VerifiedAgent,
-};
 use adcp_outbox::{
     enqueue_sqlite, Dispatcher, DispatcherConfig, NewEvent, Outbox, OutboxConfig, OutboxDestination, SqliteOutbox,
     DEFAULT_TABLE_PREFIX,
+};
+use adcp_request::{
+    request_signing_capability, CallResponse, Counterparty, FallbackCredential, RequestVerifier, RequestVerifierLayer,
+    SigningClient, SigningDecision, VerifiedAgent,
 };
 use adcp_sigbase::Message;
 use adcp_sign::{BoxSigner, HttpSigner, Signer, SoftwareSigner, WebhookEvent};

@@ -3,9 +3,9 @@
 //! breaker) is one transaction of the store, so a crash between two of
 //! them loses nothing and applies nothing twice.
 
+mod open;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
-mod open;
 pub(crate) mod schema;
 
 pub use open::open_store;

@@ -24,7 +24,9 @@ pub async fn open_store(
         {
             let path = path.strip_prefix("//").unwrap_or(path);
             if path.is_empty() {
-                return Err(OutboxError::Config("sqlite: needs a file path (sqlite:PATH)".to_owned()));
+                return Err(OutboxError::Config(
+                    "sqlite: needs a file path (sqlite:PATH)".to_owned(),
+                ));
             }
             let options = super::sqlite::SqliteOutboxOptions {
                 table_prefix: table_prefix.to_owned(),

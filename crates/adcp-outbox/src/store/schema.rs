@@ -23,7 +23,9 @@ pub fn check_prefix(prefix: &str) -> Result<(), OutboxError> {
     let ok = !prefix.is_empty()
         && prefix.len() <= 40
         && !prefix.starts_with(|c: char| c.is_ascii_digit())
-        && prefix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     if ok {
         Ok(())
     } else {
@@ -36,7 +38,11 @@ pub fn check_prefix(prefix: &str) -> Result<(), OutboxError> {
 /// Migration `version` (1-based) for a dialect: `blob`/`bigint` spellings
 /// differ, the layout does not.
 pub(crate) fn migration(version: i64, p: &str, postgres: bool) -> Option<String> {
-    let (blob, int) = if postgres { ("BYTEA", "BIGINT") } else { ("BLOB", "INTEGER") };
+    let (blob, int) = if postgres {
+        ("BYTEA", "BIGINT")
+    } else {
+        ("BLOB", "INTEGER")
+    };
     match version {
         1 => Some(format!(
             "
