@@ -204,12 +204,14 @@ impl Dispatcher {
         let clock = Arc::clone(&this.outbox.config().clock);
         let mut shutdown = std::pin::pin!(shutdown);
         let mut store_backoff = Duration::from_millis(100);
-        let mut last_expiry = i64::MIN;
+        // Expiry runs once a second of real time (an injected clock may
+        // stand still between the jumps a test makes).
+        let mut last_expiry: Option<tokio::time::Instant> = None;
         loop {
             while tasks.try_join_next().is_some() {}
             let now = clock.now_ms();
-            if now.saturating_sub(last_expiry) >= 1000 {
-                last_expiry = now;
+            if last_expiry.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                last_expiry = Some(tokio::time::Instant::now());
                 if let Err(e) = this.outbox.store().expire_due(now).await {
                     this.metrics.store_error();
                     tracing::warn!(target: DISPATCH_TRACING_TARGET, error = %e, "expiring events failed");

@@ -323,12 +323,22 @@ async fn coalescing_sends_the_last_state_once_and_keeps_resources_apart() {
     );
     let last = last.unwrap();
     assert!(sink.hits_for(&last.idempotency_key).is_empty(), "held for the window");
+    // The clock jumps below: let every delivery so far be recorded first,
+    // or its lease would look expired and the event be taken over.
+    for id in [&urgent.id, &p1.id, &p2.id] {
+        assert!(until(WAIT, async || state_of(&outbox, id).await == EventState::Delivered).await);
+    }
     // 200 s have passed since the first update; at 300 s it goes.
     clock.advance_ms(100_000);
     assert!(until(WAIT, async || !sink.hits_for(&last.idempotency_key).is_empty()).await);
     assert!(
         sink.hits_for(&other.idempotency_key).is_empty(),
         "its own window runs from its own first event"
+    );
+    assert!(
+        until(WAIT, async || state_of(&outbox, &last.id).await
+            == EventState::Delivered)
+        .await
     );
     clock.advance_ms(200_000);
     assert!(until(WAIT, async || !sink.hits_for(&other.idempotency_key).is_empty()).await);
