@@ -33,6 +33,7 @@ pub fn openapi_document() -> Value {
                         "url": {"type": "string", "format": "uri"},
                         "operation_id": {"type": "string"},
                         "token": {"type": "string"},
+                        "coalescing_opt_in_seconds": {"type": "integer", "minimum": 0, "maximum": 86400, "description": "The longest coalescing window the buyer opted into for this destination (above a type's default only with it)."},
                         "authentication": {
                             "type": ["object", "null"],
                             "description": "Deprecated legacy scheme: {\"schemes\": [\"HMAC-SHA256\"|\"Bearer\"], \"credentials\": …}"

@@ -230,7 +230,15 @@ fn parse_destination(request: &Map<String, Value>, policy: &DestinationPolicy) -
         ));
     };
     for name in d.keys() {
-        if !["url", "operation_id", "token", "authentication"].contains(&name.as_str()) {
+        if ![
+            "url",
+            "operation_id",
+            "token",
+            "authentication",
+            "coalescing_opt_in_seconds",
+        ]
+        .contains(&name.as_str())
+        {
             return Err(ApiError::bad(
                 "invalid_destination",
                 format!("unknown destination member `{name}`"),
@@ -239,8 +247,22 @@ fn parse_destination(request: &Map<String, Value>, policy: &DestinationPolicy) -
     }
     text(d, "operation_id").map_err(|e| ApiError::bad("invalid_destination", e.message))?;
     text(d, "token").map_err(|e| ApiError::bad("invalid_destination", e.message))?;
-    let destination = OutboxDestination::from_registration(&Value::Object(d.clone()))
+    let mut destination = OutboxDestination::from_registration(&Value::Object(d.clone()))
         .map_err(|e| ApiError::bad("invalid_destination", e.to_string()))?;
+    // The buyer's opt-in to coalescing windows above a type's default, as
+    // its registration records it.
+    match d.get("coalescing_opt_in_seconds") {
+        None | Some(Value::Null) => {}
+        Some(v) => match v.as_u64() {
+            Some(s) if s <= 86_400 => destination = destination.with_coalescing_opt_in(Duration::from_secs(s)),
+            _ => {
+                return Err(ApiError::bad(
+                    "invalid_destination",
+                    "`coalescing_opt_in_seconds` must be an integer 0-86400",
+                ));
+            }
+        },
+    }
     policy
         .check(destination.url())
         .map_err(|e| ApiError::bad("destination_refused", format!("destination refused: {e}")))?;

@@ -101,7 +101,25 @@ async fn a_task_envelope_is_enqueued_with_the_registration_echoed_and_a_key_gene
     let notification = json!({"destination": {"url": "https://buyer.example/n"}, "notification_type": "account.status_changed", "payload": account_event()});
     let (s4, b4) = post(&router, &notification).await;
     assert_eq!(s4, StatusCode::ACCEPTED, "{b4}");
-    assert_eq!(count(&outbox).await, 3);
+    // A window above the type's default only with the buyer's opt-in.
+    let mut held = json!({"destination": {"url": "https://buyer.example/imp", "coalescing_opt_in_seconds": 900},
+        "notification_type": "impairment", "coalescing_key": "imp_1", "coalescing_window_seconds": 600,
+        "payload": {"task_id": "mb_1", "task_type": "create_media_buy", "status": "working", "timestamp": "2026-04-18T12:00:00Z",
+                    "operation_id": "op_1", "result": {"notification_type": "impairment", "impairment_id": "imp_1"}}});
+    let (s5, b5) = post(&router, &held).await;
+    assert_eq!(s5, StatusCode::ACCEPTED, "{b5}");
+    held["destination"]
+        .as_object_mut()
+        .unwrap()
+        .remove("coalescing_opt_in_seconds");
+    held["payload"]["result"]["impairment_id"] = json!("imp_2");
+    held["coalescing_key"] = json!("imp_2");
+    let (s6, b6) = post(&router, &held).await;
+    assert_eq!(
+        (s6, b6["error"].as_str().unwrap()),
+        (StatusCode::BAD_REQUEST, "coalescing_window_too_long")
+    );
+    assert_eq!(count(&outbox).await, 4);
 }
 
 #[tokio::test]
@@ -211,6 +229,12 @@ async fn every_bad_request_is_refused_and_enqueues_nothing() {
             json!({"destination": ok_dest, "payload": task("op_1"), "coalescing_window_seconds": -1}),
             StatusCode::BAD_REQUEST,
             "invalid_request",
+        ),
+        (
+            "bad opt-in",
+            json!({"destination": {"url": "https://buyer.example/n", "coalescing_opt_in_seconds": "x"}, "notification_type": "account.status_changed", "payload": account_event()}),
+            StatusCode::BAD_REQUEST,
+            "invalid_destination",
         ),
         (
             "window too long",
