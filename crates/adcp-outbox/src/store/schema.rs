@@ -88,6 +88,7 @@ CREATE TABLE {p}events (
 CREATE INDEX {p}events_due ON {p}events (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX {p}events_deadline ON {p}events (deadline_at) WHERE state = 'pending';
 CREATE INDEX {p}events_leases ON {p}events (lease_until) WHERE state = 'in_flight';
+CREATE INDEX {p}events_origin_pending ON {p}events (origin, next_attempt_at) WHERE state = 'pending';
 CREATE INDEX {p}events_held ON {p}events (url, notification_type, coalescing_key)
     WHERE state = 'pending' AND attempts = 0 AND coalescing_key IS NOT NULL;
 CREATE INDEX {p}events_finished ON {p}events (finished_at) WHERE finished_at IS NOT NULL;

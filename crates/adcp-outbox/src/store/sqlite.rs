@@ -430,13 +430,28 @@ fn claim_in(conn: &Connection, p: &str, req: &ClaimRequest) -> rusqlite::Result<
     }
     let open = breakers(conn, p, true)?;
     let mut room: HashMap<String, usize> = HashMap::new();
-    let mut excluded: Vec<&str> = Vec::new();
+    // Open breakers keep their origins out of the general scan (their
+    // events were pushed back to the breaker's retry time anyway); a due
+    // probe is chosen on its own, preferring an event already attempted:
+    // a receiver that refuses every first delivery would otherwise fail
+    // every probe.
+    let mut excluded: Vec<&str> = open.keys().map(String::as_str).collect();
+    let mut candidates: Vec<(String, String)> = Vec::new();
     for (origin, b) in &open {
         let busy = req.in_flight.get(origin).copied().unwrap_or(0);
-        if b.probe_due(now) && busy == 0 {
-            room.insert(origin.clone(), 1);
-        } else {
-            excluded.push(origin);
+        if b.probe_due(now) && busy == 0 && candidates.len() < req.limit {
+            let probe: Option<String> = conn
+                .prepare_cached(&format!(
+                    "SELECT id FROM {p}events
+                     WHERE origin = ?1 AND state = 'pending' AND next_attempt_at <= ?2 AND deadline_at > ?2
+                     ORDER BY attempts = 0, next_attempt_at LIMIT 1"
+                ))?
+                .query_row(params![origin, now], |r| r.get(0))
+                .optional()?;
+            if let Some(id) = probe {
+                room.insert(origin.clone(), 1);
+                candidates.push((id, origin.clone()));
+            }
         }
     }
     for (origin, busy) in &req.in_flight {
@@ -446,7 +461,7 @@ fn claim_in(conn: &Connection, p: &str, req: &ClaimRequest) -> rusqlite::Result<
     }
     let excluded = serde_json::to_string(&excluded).unwrap_or_else(|_| "[]".to_owned());
     let scan = i64::try_from(req.limit.saturating_mul(4).max(64)).unwrap_or(i64::MAX);
-    let candidates: Vec<(String, String)> = conn
+    let general: Vec<(String, String)> = conn
         .prepare_cached(&format!(
             "SELECT id, origin FROM {p}events
              WHERE state = 'pending' AND next_attempt_at <= ?1 AND deadline_at > ?1
@@ -455,6 +470,7 @@ fn claim_in(conn: &Connection, p: &str, req: &ClaimRequest) -> rusqlite::Result<
         ))?
         .query_map(params![now, excluded, scan], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
+    candidates.extend(general);
     let mut claimed = Vec::new();
     for (id, origin) in candidates {
         if claimed.len() >= req.limit {
@@ -645,6 +661,15 @@ fn finish_in(conn: &Connection, p: &str, f: &Finish, policy: &BreakerPolicy) -> 
         }
         if b != before {
             save_breaker(conn, p, &f.origin, &b)?;
+        }
+        if b.open && b.retry_at_ms != before.retry_at_ms {
+            // Opened, or reopened by a failed probe: the origin's events
+            // wait for the next probe, off the claims' due-time scan.
+            conn.prepare_cached(&format!(
+                "UPDATE {p}events SET next_attempt_at = MAX(next_attempt_at, ?2)
+                 WHERE origin = ?1 AND state = 'pending'"
+            ))?
+            .execute(params![f.origin, b.retry_at_ms])?;
         }
     }
     Ok(true)

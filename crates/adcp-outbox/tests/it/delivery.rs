@@ -481,3 +481,46 @@ async fn bodies_and_credentials_encrypted_at_rest_are_delivered_in_clear() {
     );
     assert_eq!(sink.hits_for(&legacy.idempotency_key).len(), 1);
 }
+
+/// A receiver that answers `503` to the first delivery of every key: the
+/// breaker opens, and its probe (an event already attempted, not a fresh
+/// one) succeeds and closes it, so every event gets through.
+#[tokio::test]
+async fn a_destination_refusing_every_first_delivery_still_gets_everything() {
+    let clock = ManualClock::new(1_800_000_000_000);
+    let sink = Sink::start(|_, seen| {
+        if seen == 0 {
+            Answer::Status(503)
+        } else {
+            Answer::Status(200)
+        }
+    })
+    .await;
+    let (outbox, _) = outbox("first503", fast_retry(), Some(clock.clone()));
+    for i in 0..200 {
+        outbox
+            .enqueue(event(
+                json!({"notification_type": "account.status_changed", "i": i}),
+                &sink.url("/one"),
+            ))
+            .await
+            .unwrap();
+    }
+    let run = dispatch(&outbox, quick());
+    let mut opened = 0;
+    let done = until(Duration::from_secs(60), async || {
+        let stats = outbox.stats().await.unwrap();
+        if stats.open_breakers == 1 {
+            opened += 1;
+            // Let the attempts in flight be recorded, then move past the
+            // open interval (up to 5 min after repeated failures).
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            clock.advance_ms(300_000);
+        }
+        stats.count(EventState::Delivered) == 200
+    })
+    .await;
+    run.stop().await;
+    assert!(done, "{:?}", outbox.stats().await.unwrap());
+    assert!(opened >= 1, "the breaker opened at least once");
+}
