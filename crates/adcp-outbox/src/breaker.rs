@@ -7,8 +7,12 @@ use std::time::Duration;
 /// When a destination origin's breaker opens and how long it stays open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakerPolicy {
-    /// Consecutive failed attempts that open it (default 5).
+    /// Consecutive failed attempts that open it (default 5)...
     pub failure_threshold: u32,
+    /// ... spanning at least this long (default 5 s): a receiver that is
+    /// up but refuses a burst (every first delivery of a backlog, say)
+    /// answers a retry with a success within that time and never trips it.
+    pub min_failing: Duration,
     /// How long it stays open the first time before one probe (default 5 s).
     pub initial_open: Duration,
     /// The longest it stays open between probes (default 5 min); each
@@ -20,6 +24,7 @@ impl Default for BreakerPolicy {
     fn default() -> Self {
         Self {
             failure_threshold: 5,
+            min_failing: Duration::from_secs(5),
             initial_open: Duration::from_secs(5),
             max_open: Duration::from_secs(300),
         }
@@ -53,6 +58,8 @@ pub struct BreakerState {
     /// Until when the current probe's lease runs (Unix ms); no second
     /// probe before.
     pub probe_until_ms: i64,
+    /// When the current run of consecutive failures began (Unix ms).
+    pub failing_since_ms: i64,
 }
 
 /// What one attempt says about its destination.
@@ -96,8 +103,12 @@ impl BreakerState {
             Health::Up => *self = Self::default(),
             Health::Down if self.open && !probe => return false,
             Health::Down => {
+                if self.failures == 0 {
+                    self.failing_since_ms = now_ms;
+                }
                 self.failures = self.failures.saturating_add(1);
-                if self.open || self.failures >= policy.failure_threshold.max(1) {
+                let long_enough = now_ms.saturating_sub(self.failing_since_ms) >= ms(policy.min_failing);
+                if self.open || (self.failures >= policy.failure_threshold.max(1) && long_enough) {
                     self.open = true;
                     self.opened = self.opened.saturating_add(1);
                     self.retry_at_ms = now_ms.saturating_add(ms(policy.open_for(self.opened)));
@@ -117,22 +128,33 @@ mod tests {
     fn opens_after_the_threshold_probes_and_closes_on_success() {
         let p = BreakerPolicy::default();
         let mut b = BreakerState::default();
-        for _ in 0..4 {
+        for _ in 0..10 {
             assert!(!b.record(Health::Down, false, 0, &p));
         }
-        assert!(b.record(Health::Down, false, 0, &p));
+        // Many failures in a burst do not open it: they must span 5 s.
+        assert!(!b.record(Health::Down, false, 4_999, &p));
+        assert!(b.record(Health::Down, false, 5_000, &p));
         // An attempt that started before it opened does not extend it.
-        b.record(Health::Down, false, 10, &p);
-        assert_eq!(b.retry_at_ms, 5_000);
-        assert!(b.blocks(4_999) && !b.probe_due(4_999));
-        assert!(b.probe_due(5_000));
-        b.start_probe(15_000);
-        assert!(b.blocks(6_000));
-        b.record(Health::Down, true, 6_000, &p);
-        assert_eq!(b.retry_at_ms, 16_000, "second opening waits twice as long");
-        assert!(b.record(Health::Up, false, 17_000, &p));
-        assert!(!b.blocks(17_000));
+        b.record(Health::Down, false, 5_010, &p);
+        assert_eq!(b.retry_at_ms, 10_000);
+        assert!(b.blocks(9_999) && !b.probe_due(9_999));
+        assert!(b.probe_due(10_000));
+        b.start_probe(20_000);
+        assert!(b.blocks(11_000));
+        b.record(Health::Down, true, 11_000, &p);
+        assert_eq!(b.retry_at_ms, 21_000, "second opening waits twice as long");
+        assert!(b.record(Health::Up, false, 22_000, &p));
+        assert!(!b.blocks(22_000));
         assert_eq!(b, BreakerState::default());
+        // A success inside a run of failures ends the run.
+        for t in [0, 1_000, 2_000, 3_000] {
+            b.record(Health::Down, false, t, &p);
+        }
+        b.record(Health::Up, false, 3_500, &p);
+        for t in [4_000, 5_000, 6_000, 7_000, 8_000] {
+            assert!(!b.record(Health::Down, false, t, &p), "{t}");
+        }
+        assert!(b.record(Health::Down, false, 9_000, &p));
     }
 
     #[test]

@@ -127,7 +127,8 @@ CREATE TABLE {p}breakers (
     open {int} NOT NULL,
     opened {int} NOT NULL,
     retry_at {int} NOT NULL,
-    probe_until {int} NOT NULL
+    probe_until {int} NOT NULL,
+    failing_since {int} NOT NULL DEFAULT 0
 );
 "
         )),

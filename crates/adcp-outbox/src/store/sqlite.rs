@@ -344,9 +344,9 @@ fn lease_token() -> i64 {
 
 fn breakers(conn: &Connection, p: &str, open_only: bool) -> rusqlite::Result<HashMap<String, BreakerState>> {
     let sql = if open_only {
-        format!("SELECT origin, failures, open, opened, retry_at, probe_until FROM {p}breakers WHERE open = 1")
+        format!("SELECT origin, failures, open, opened, retry_at, probe_until, failing_since FROM {p}breakers WHERE open = 1")
     } else {
-        format!("SELECT origin, failures, open, opened, retry_at, probe_until FROM {p}breakers")
+        format!("SELECT origin, failures, open, opened, retry_at, probe_until, failing_since FROM {p}breakers")
     };
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], |r| {
@@ -358,6 +358,7 @@ fn breakers(conn: &Connection, p: &str, open_only: bool) -> rusqlite::Result<Has
                 opened: u32::try_from(r.get::<_, i64>(3)?).unwrap_or(u32::MAX),
                 retry_at_ms: r.get(4)?,
                 probe_until_ms: r.get(5)?,
+                failing_since_ms: r.get(6)?,
             },
         ))
     })?;
@@ -366,7 +367,7 @@ fn breakers(conn: &Connection, p: &str, open_only: bool) -> rusqlite::Result<Has
 
 fn breaker(conn: &Connection, p: &str, origin: &str) -> rusqlite::Result<BreakerState> {
     conn.prepare_cached(&format!(
-        "SELECT failures, open, opened, retry_at, probe_until FROM {p}breakers WHERE origin = ?1"
+        "SELECT failures, open, opened, retry_at, probe_until, failing_since FROM {p}breakers WHERE origin = ?1"
     ))?
     .query_row(params![origin], |r| {
         Ok(BreakerState {
@@ -375,6 +376,7 @@ fn breaker(conn: &Connection, p: &str, origin: &str) -> rusqlite::Result<Breaker
             opened: u32::try_from(r.get::<_, i64>(2)?).unwrap_or(u32::MAX),
             retry_at_ms: r.get(3)?,
             probe_until_ms: r.get(4)?,
+            failing_since_ms: r.get(5)?,
         })
     })
     .optional()
@@ -387,10 +389,11 @@ fn save_breaker(conn: &Connection, p: &str, origin: &str, b: &BreakerState) -> r
             .execute(params![origin])?;
     } else {
         conn.prepare_cached(&format!(
-            "INSERT INTO {p}breakers (origin, failures, open, opened, retry_at, probe_until)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            "INSERT INTO {p}breakers (origin, failures, open, opened, retry_at, probe_until, failing_since)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
              ON CONFLICT (origin) DO UPDATE SET failures = excluded.failures, open = excluded.open,
-                opened = excluded.opened, retry_at = excluded.retry_at, probe_until = excluded.probe_until"
+                opened = excluded.opened, retry_at = excluded.retry_at, probe_until = excluded.probe_until,
+                failing_since = excluded.failing_since"
         ))?
         .execute(params![
             origin,
@@ -398,7 +401,8 @@ fn save_breaker(conn: &Connection, p: &str, origin: &str, b: &BreakerState) -> r
             i64::from(b.open),
             i64::from(b.opened),
             b.retry_at_ms,
-            b.probe_until_ms
+            b.probe_until_ms,
+            b.failing_since_ms
         ])?;
     }
     Ok(())
