@@ -344,10 +344,11 @@ async fn a_black_hole_does_not_slow_healthy_destinations_and_recovers_through_a_
             .collect::<std::collections::HashSet<_>>()
     );
     let spent: u32 = hole_events.iter().map(|e| e.attempts).sum();
-    // Up to two rounds at the per-destination cap (4) before the fifth
-    // failure opened it, and a probe or two.
+    // Its breaker opens once failures have run for 5 s (the default
+    // `BreakerPolicy::min_failing`): with 1 s attempts at the
+    // per-destination cap (4), up to 5 + 2 rounds of 4, and a probe or two.
     assert!(
-        spent <= 12,
+        spent <= 4 * (5 + 2) + 2,
         "{spent} attempts spent on the black hole while its breaker was open"
     );
     let held = *hole.held.lock().unwrap();
