@@ -469,6 +469,7 @@ async fn a_breaker_opens_at_its_threshold_and_lets_one_probe_through_across_stor
         failure_threshold: 2,
         initial_open: Duration::from_secs(1),
         max_open: Duration::from_secs(10),
+        ..BreakerPolicy::default()
     };
     let db = url();
     let connect = || {
@@ -499,26 +500,31 @@ async fn a_breaker_opens_at_its_threshold_and_lets_one_probe_through_across_stor
         .await
         .unwrap();
     assert_eq!(batch.len(), 3, "two of the failing origin (its cap), one of the other");
+    // The two failures 5 s apart: it opens at the second.
+    let opened_at = T0 + 5_010;
+    let mut failures = 0;
     let finishes: Vec<_> = batch
         .iter()
         .map(|c| {
             if c.origin.contains("down") {
-                failed(c, T0 + 100, T0 + 10)
+                failures += 1;
+                let now = if failures == 1 { T0 + 10 } else { opened_at };
+                failed(c, now + 90, now)
             } else {
                 delivered(c, T0 + 10)
             }
         })
         .collect();
     assert!(a.finish(finishes).await.unwrap().iter().all(|ok| *ok));
-    assert_eq!(a.stats(T0 + 10).await.unwrap().open_breakers, 1);
+    assert_eq!(a.stats(opened_at).await.unwrap().open_breakers, 1);
     // Open: its events wait (the two retried and the four never sent)
     // until the probe is due.
-    assert!(a.claim(claim(T0 + 500, 10)).await.unwrap().is_empty());
-    assert!(b.claim(claim(T0 + 500, 10)).await.unwrap().is_empty());
-    assert_eq!(a.next_due(T0 + 500).await.unwrap(), Some(T0 + 10 + 1_000));
+    assert!(a.claim(claim(opened_at + 500, 10)).await.unwrap().is_empty());
+    assert!(b.claim(claim(opened_at + 500, 10)).await.unwrap().is_empty());
+    assert_eq!(a.next_due(opened_at + 500).await.unwrap(), Some(opened_at + 1_000));
 
     // Both stores ask at once: one probe between them.
-    let at = T0 + 1_010;
+    let at = opened_at + 1_000;
     let (ca, cb) = tokio::join!(a.claim(claim(at, 10)), b.claim(claim(at, 10)));
     let probes: Vec<Claimed> = ca.unwrap().into_iter().chain(cb.unwrap()).collect();
     assert_eq!(probes.len(), 1, "{probes:?}");
@@ -547,6 +553,244 @@ async fn a_breaker_opens_at_its_threshold_and_lets_one_probe_through_across_stor
     let rest = a.claim(claim(at + 2_007, 10)).await.unwrap();
     assert_eq!(rest.len(), 5);
     assert!(rest.iter().all(|c| !c.probe));
+}
+
+/// Stores with `policy` on tables of their own.
+async fn breaker_stores(schema: &str, policy: BreakerPolicy, n: usize) -> Vec<PostgresOutbox> {
+    let mut stores = Vec::with_capacity(n);
+    for _ in 0..n {
+        stores.push(
+            PostgresOutbox::connect(
+                &url(),
+                PostgresOutboxOptions {
+                    breaker: policy,
+                    ..options(schema)
+                },
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    stores
+}
+
+/// Opens the breaker of every origin of `claimed` (one attempt each, of
+/// a policy with a threshold of 2): a failure at `at`, another 5 s later.
+/// Returns the breaker's retry time.
+async fn open_breakers(s: &PostgresOutbox, first: &[Claimed], second: &[Claimed], at: i64) -> i64 {
+    let failures: Vec<_> = first.iter().map(|c| failed(c, at + 100, at)).collect();
+    assert!(s.finish(failures).await.unwrap().iter().all(|ok| *ok));
+    let later = at + 5_000;
+    let failures: Vec<_> = second.iter().map(|c| failed(c, later + 100, later)).collect();
+    assert!(s.finish(failures).await.unwrap().iter().all(|ok| *ok));
+    later + 1_000
+}
+
+async fn next_attempt(o: &Outbox, id: &adcp_outbox::EventId) -> i64 {
+    let view = o.get(id).await.unwrap().unwrap();
+    assert_eq!(view.state, EventState::Pending, "{view:?}");
+    view.next_attempt_at_ms.unwrap()
+}
+
+#[tokio::test]
+async fn an_opened_breaker_pushes_its_events_back_and_its_probe_prefers_an_attempted_event() {
+    let schema = Schema::new("push");
+    let policy = BreakerPolicy {
+        failure_threshold: 2,
+        initial_open: Duration::from_secs(1),
+        max_open: Duration::from_secs(10),
+        ..BreakerPolicy::default()
+    };
+    let stores = breaker_stores(&schema.0, policy, 2).await;
+    let (a, b) = (&stores[0], &stores[1]);
+    let clock = ManualClock::new(T0);
+    let o = outbox(a, &clock);
+    let mut down = Vec::new();
+    for i in 0..5 {
+        down.push(
+            o.enqueue(event(json!({"i": i}), "https://down.example/hook"))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    let up = o
+        .enqueue(event(json!({"up": true}), "https://up.example/hook"))
+        .await
+        .unwrap()
+        .id;
+    let batch = a
+        .claim(ClaimRequest {
+            per_origin_cap: 3,
+            ..claim(T0, 10)
+        })
+        .await
+        .unwrap();
+    let (failing, rest): (Vec<Claimed>, Vec<Claimed>) = batch.into_iter().partition(|c| c.origin.contains("down"));
+    assert_eq!((failing.len(), rest.len()), (3, 1));
+    // One batch: the second failure (5 s after the first) opens it; the
+    // third, an attempt that started before it opened, keeps its own
+    // retry time, as when outcomes apply one after the other.
+    let opened_at = T0 + 5_010;
+    let retry_at = opened_at + 1_000;
+    let applied = a
+        .finish(vec![
+            failed(&failing[0], T0 + 100, T0 + 10),
+            failed(&failing[1], T0 + 100, opened_at),
+            delivered(&rest[0], opened_at),
+            failed(&failing[2], retry_at - 100, opened_at + 1),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(applied, vec![true; 4]);
+    assert_eq!(a.stats(opened_at).await.unwrap().open_breakers, 1);
+    let attempted: Vec<_> = failing.iter().map(|c| c.id.clone()).collect();
+    let fresh: Vec<_> = down.iter().filter(|id| !attempted.contains(id)).cloned().collect();
+    assert_eq!(fresh.len(), 2);
+    for id in attempted[..2].iter().chain(&fresh) {
+        assert_eq!(
+            next_attempt(&o, id).await,
+            retry_at,
+            "{id} pushed back to the retry time"
+        );
+    }
+    assert_eq!(next_attempt(&o, &attempted[2]).await, retry_at - 100);
+    assert_eq!(o.get(&up).await.unwrap().unwrap().state, EventState::Delivered);
+
+    // An event enqueued while it is open is due before the others...
+    clock.set_ms(opened_at + 500);
+    let late = o
+        .enqueue(event(json!({"late": true}), "https://down.example/hook"))
+        .await
+        .unwrap()
+        .id;
+    assert_eq!(next_attempt(&o, &late).await, opened_at + 500);
+    assert!(a.claim(claim(retry_at - 1, 10)).await.unwrap().is_empty());
+    // ... but the probe is an event already attempted (the earliest due).
+    let (pa, pb) = tokio::join!(a.claim(claim(retry_at, 10)), b.claim(claim(retry_at, 10)));
+    let probes: Vec<Claimed> = pa.unwrap().into_iter().chain(pb.unwrap()).collect();
+    assert_eq!(probes.len(), 1, "{probes:?}");
+    let probe = &probes[0];
+    assert!(probe.probe);
+    assert_eq!((&probe.id, probe.attempt), (&attempted[2], 2));
+    // It fails: reopened for twice as long, every pending event of the
+    // origin (the probe's own included) pushed back to the new time.
+    let reopened_at = retry_at + 5;
+    let retry_again = reopened_at + 2_000;
+    assert_eq!(
+        b.finish(vec![failed(probe, reopened_at + 50, reopened_at)])
+            .await
+            .unwrap(),
+        vec![true]
+    );
+    for id in attempted.iter().chain(&fresh).chain([&late]) {
+        assert_eq!(next_attempt(&o, id).await, retry_again, "{id}");
+    }
+    assert_eq!(a.next_due(reopened_at).await.unwrap(), Some(retry_again));
+    // The next probe is again an attempted event, not the fresh ones.
+    let probe = b.claim(claim(retry_again, 10)).await.unwrap();
+    assert_eq!(probe.len(), 1);
+    assert!(probe[0].probe && probe[0].attempt >= 2, "{probe:?}");
+    assert_eq!(
+        a.finish(vec![delivered(&probe[0], retry_again + 1)]).await.unwrap(),
+        vec![true]
+    );
+    // Closed: everything flows, at once.
+    let flowing = a.claim(claim(retry_again + 2, 10)).await.unwrap();
+    assert_eq!(flowing.len(), 5);
+    assert!(flowing.iter().all(|c| !c.probe));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_probe_per_open_origin_across_stores_none_for_an_origin_busy_in_this_process() {
+    let schema = Schema::new("probe");
+    let policy = BreakerPolicy {
+        failure_threshold: 2,
+        initial_open: Duration::from_secs(1),
+        max_open: Duration::from_secs(10),
+        ..BreakerPolicy::default()
+    };
+    let stores = breaker_stores(&schema.0, policy, 2).await;
+    let (a, b) = (&stores[0], &stores[1]);
+    let clock = ManualClock::new(T0);
+    let o = outbox(a, &clock);
+    let origins = 4;
+    for i in 0..origins * 5 {
+        o.enqueue(event(
+            json!({"i": i}),
+            &format!("https://d{}.example/hook", i % origins),
+        ))
+        .await
+        .unwrap();
+    }
+    let first = a
+        .claim(ClaimRequest {
+            per_origin_cap: 2,
+            ..claim(T0, 100)
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.len(), origins * 2);
+    let mut by_origin: HashMap<String, Vec<Claimed>> = HashMap::new();
+    for c in first {
+        by_origin.entry(c.origin.clone()).or_default().push(c);
+    }
+    let one: Vec<Claimed> = by_origin.values().map(|v| v[0].clone()).collect();
+    let two: Vec<Claimed> = by_origin.values().map(|v| v[1].clone()).collect();
+    let mut due = open_breakers(a, &one, &two, T0 + 10).await;
+    assert_eq!(a.stats(due).await.unwrap().open_breakers, origins as u64);
+    assert!(b.claim(claim(due - 1, 100)).await.unwrap().is_empty());
+
+    // A store with an attempt in flight to an origin sends no probe there
+    // (nor anything else); another store may. Probes count against the
+    // limit.
+    let busy = "https://d0.example".to_owned();
+    let mut in_flight = HashMap::new();
+    in_flight.insert(busy.clone(), 1);
+    let limited = a
+        .claim(ClaimRequest {
+            in_flight: in_flight.clone(),
+            ..claim(due, 2)
+        })
+        .await
+        .unwrap();
+    assert_eq!(limited.len(), 2);
+    let mine = a
+        .claim(ClaimRequest {
+            in_flight,
+            ..claim(due, 100)
+        })
+        .await
+        .unwrap();
+    assert_eq!(mine.len(), origins - 3, "{mine:?}");
+    let theirs = b.claim(claim(due, 100)).await.unwrap();
+    assert_eq!(theirs.len(), 1, "{theirs:?}");
+    assert_eq!(theirs[0].origin, busy);
+    let mut probes: Vec<Claimed> = limited.into_iter().chain(mine).chain(theirs).collect();
+    for round in 0..5 {
+        assert!(probes.iter().all(|c| c.probe), "{probes:?}");
+        let distinct: HashSet<&str> = probes.iter().map(|c| c.origin.as_str()).collect();
+        assert_eq!(
+            (probes.len(), distinct.len()),
+            (origins, origins),
+            "round {round}: {probes:?}"
+        );
+        // Every probe fails: each breaker reopens, twice as long.
+        let failed_at = due + 5;
+        let failures: Vec<_> = probes.iter().map(|c| failed(c, failed_at + 10, failed_at)).collect();
+        assert!(b.finish(failures).await.unwrap().iter().all(|ok| *ok));
+        due = failed_at + 1_000 * (1 << (round + 1)).min(10);
+        assert!(a.claim(claim(due - 1, 100)).await.unwrap().is_empty());
+        // Four claims at once, two per store: one probe per origin.
+        let claims = [a, a, b, b].map(|s| {
+            let s = s.clone();
+            tokio::spawn(async move { s.claim(claim(due, 100)).await.unwrap() })
+        });
+        probes = Vec::new();
+        for c in claims {
+            probes.extend(c.await.unwrap());
+        }
+    }
 }
 
 #[tokio::test]

@@ -68,16 +68,20 @@ impl Default for PostgresOutboxOptions {
 /// Any number of relays may share the tables: claims lock the events they
 /// take (`FOR UPDATE SKIP LOCKED`, so two processes never take one event
 /// and never wait for each other), a breaker's row is locked while its
-/// probe is chosen (one probe across the fleet), and outcomes are fenced
-/// by their lease's token. An enqueue by any process sends `NOTIFY
-/// {prefix}wakeup` once committed (an application's transaction through
-/// [`enqueue_postgres`] at its commit; this store's own enqueue and
-/// redrive in a statement right after theirs, so that their commits are
-/// not serialized behind the server's notification lock), which every
-/// store's [`wakeups`](OutboxStore::wakeups) receives through a listening
-/// connection of its own (reconnected with backoff when lost; a channel
-/// is per prefix, so stores of another schema with the same prefix only
-/// see spurious wake-ups).
+/// probe is chosen (one probe across the fleet), and outcomes are fenced by
+/// their lease's token. An open breaker keeps its origin out of the claims'
+/// scan of due events: its pending events are pushed back to its retry time
+/// when it opens (and when a failed probe reopens it), and its probe is
+/// looked up on its own, preferring an event already attempted. An enqueue
+/// by any process sends `NOTIFY {prefix}wakeup` once committed (an
+/// application's transaction through [`enqueue_postgres`] at its commit;
+/// this store's own enqueue and redrive in a statement right after theirs,
+/// so that their commits are not serialized behind the server's
+/// notification lock), which every store's
+/// [`wakeups`](OutboxStore::wakeups) receives through a listening
+/// connection of its own (reconnected with backoff when lost; a channel is
+/// per prefix, so stores of another schema with the same prefix only see
+/// spurious wake-ups).
 ///
 /// Connections come from a small built-in pool, each with the outbox's
 /// statements prepared once (a pooler in front of the server must support
@@ -89,11 +93,13 @@ impl Default for PostgresOutboxOptions {
 ///
 /// An enqueue is one round trip (`BEGIN`, the statements, `COMMIT` and
 /// the wake-up pipelined; one more to read the first event of a key
-/// already taken). A claim is two round trips (the expired leases taken back and the due
-/// events chosen, pipelined behind `BEGIN`; then one batched lease
-/// statement pipelined with `COMMIT`), whatever the number of events; a
-/// batch of outcomes is two as well (the fenced rows and their breakers
-/// locked; then the batched writes and `COMMIT`).
+/// already taken). A claim is two round trips (the expired leases taken
+/// back, the due probes and the other origins' due events chosen,
+/// pipelined behind `BEGIN`; then one batched lease statement pipelined
+/// with `COMMIT`), whatever the number of events or probes; a batch of
+/// outcomes is two as well (the fenced rows and their breakers locked;
+/// then the batched writes, the push-back of an opened breaker's events,
+/// and `COMMIT`).
 #[derive(Clone)]
 pub struct PostgresOutbox {
     inner: Arc<Inner>,
@@ -486,12 +492,16 @@ fn breaker_from(row: &Row, first: usize) -> Result<BreakerState, tokio_postgres:
         opened: u32::try_from(int(2)?).unwrap_or(u32::MAX),
         retry_at_ms: int(3)?,
         probe_until_ms: int(4)?,
+        ..BreakerState::default()
     })
 }
 
-/// One claim: expired leases taken back and due events chosen (pipelined
-/// behind `BEGIN`), then the chosen ones leased in one statement
-/// pipelined with `COMMIT`.
+/// One claim: expired leases taken back, the due probes chosen (one event
+/// per open breaker whose probe is due, when this process has no attempt
+/// in flight to its origin) and the due events of the other origins
+/// chosen (pipelined behind `BEGIN`), then the chosen ones leased in one
+/// statement pipelined with `COMMIT`: two round trips, probes or not.
+/// Probes count against the limit, and come first.
 async fn claim_in(client: &Client, sql: &Statements, req: &ClaimRequest) -> Result<Vec<Claimed>, OutboxError> {
     let now = req.now_ms;
     let busy: Vec<&str> = req
@@ -506,24 +516,37 @@ async fn claim_in(client: &Client, sql: &Statements, req: &ClaimRequest) -> Resu
         .filter(|(_, n)| **n >= req.per_origin_cap)
         .map(|(o, _)| o.as_str())
         .collect();
+    let limit = i64::try_from(req.limit).unwrap_or(i64::MAX);
     let scan = if req.limit == 0 {
         0
     } else {
         i64::try_from(req.limit.saturating_mul(4).max(64)).unwrap_or(i64::MAX)
     };
-    let (begin, stale, candidates) = join3(
+    let (begin, stale, due_probes, candidates) = join4(
         client.batch_execute("BEGIN"),
         client.query_one(sql.get(S::Stale), &[&now, &ABANDONED]),
-        client.query(sql.get(S::Candidates), &[&now, &busy, &capped, &scan]),
+        client.query(sql.get(S::Probes), &[&now, &busy, &limit]),
+        client.query(sql.get(S::Candidates), &[&now, &capped, &scan]),
     )
     .await;
     begin.map_err(pg)?;
     stale.map_err(pg)?;
+    let due_probes = due_probes.map_err(pg)?;
     let candidates = candidates.map_err(pg)?;
-    let mut room: HashMap<String, usize> = HashMap::new();
     let mut ids: Vec<String> = Vec::new();
     let mut probes: Vec<i64> = Vec::new();
     let mut redacted: Vec<String> = Vec::new();
+    // One per origin (each its breaker's), at most the limit.
+    for row in &due_probes {
+        if ids.len() >= req.limit {
+            break;
+        }
+        ids.push(row.try_get(0).map_err(pg)?);
+        probes.push(1);
+        redacted.push(redact_url(&row.try_get::<_, String>(2).map_err(pg)?));
+    }
+    // The other origins' (no breaker open), up to their in-flight cap.
+    let mut room: HashMap<String, usize> = HashMap::new();
     for row in &candidates {
         if ids.len() >= req.limit {
             break;
@@ -531,21 +554,16 @@ async fn claim_in(client: &Client, sql: &Statements, req: &ClaimRequest) -> Resu
         let id: String = row.try_get(0).map_err(pg)?;
         let origin: String = row.try_get(1).map_err(pg)?;
         let url: String = row.try_get(2).map_err(pg)?;
-        let probe: bool = row.try_get(3).map_err(pg)?;
         let left = room.entry(origin).or_insert_with_key(|origin| {
-            if probe {
-                1
-            } else {
-                req.per_origin_cap
-                    .saturating_sub(req.in_flight.get(origin).copied().unwrap_or(0))
-            }
+            req.per_origin_cap
+                .saturating_sub(req.in_flight.get(origin).copied().unwrap_or(0))
         });
         if *left == 0 {
             continue;
         }
         *left -= 1;
         ids.push(id);
-        probes.push(i64::from(probe));
+        probes.push(0);
         redacted.push(redact_url(&url));
     }
     if ids.is_empty() {
@@ -569,7 +587,7 @@ async fn claim_in(client: &Client, sql: &Statements, req: &ClaimRequest) -> Resu
         let c = claimed_from(r).map_err(pg)?;
         by_id.insert(c.id.as_str().to_owned(), c);
     }
-    // In the order chosen (the oldest due first).
+    // In the order chosen (the probes, then the oldest due first).
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
 }
 
@@ -621,8 +639,10 @@ struct FinishWrites<'a> {
 
 /// One finish batch: the current leases among it and their origins'
 /// breakers locked (pipelined behind `BEGIN`), then every write batched
-/// and pipelined with `COMMIT`. Rows apply in batch order, as on SQLite
-/// (a breaker sees the batch's earlier outcomes).
+/// and pipelined with `COMMIT` (with the push-back of the pending events
+/// of an origin whose breaker the batch opened or reopened). Rows apply
+/// in batch order, as on SQLite (a breaker sees the batch's earlier
+/// outcomes).
 async fn finish_in(
     client: &Client,
     sql: &Statements,
@@ -676,6 +696,14 @@ async fn finish_in(
         read.insert(r.try_get(0).map_err(pg)?, breaker_from(r, 1).map_err(pg)?);
     }
     let mut breakers = read.clone();
+    // The events the batch leaves pending so far, per origin, as indexes
+    // into its writes (`true`: an undone attempt's, `false`: a finished
+    // one's).
+    let mut left_pending: HashMap<&str, Vec<(bool, usize)>> = HashMap::new();
+    // The origins whose breaker the batch (re)opened: their pending
+    // events wait for the next probe (the latest retry time), off the
+    // claims' due-time scan.
+    let mut pushed: HashMap<&str, i64> = HashMap::new();
     let mut seen: HashSet<&str> = HashSet::new();
     let mut applied = Vec::with_capacity(batch.len());
     let mut w = FinishWrites::default();
@@ -703,6 +731,12 @@ async fn finish_in(
             w.undo_at.push(at);
             w.undo_reasons.push(reason);
             w.undo_now.push(now);
+            if state == EventState::Pending {
+                left_pending
+                    .entry(f.origin.as_str())
+                    .or_default()
+                    .push((true, w.undo_ids.len() - 1));
+            }
             if probe != 0 {
                 if let Some(b) = breakers.get_mut(&f.origin) {
                     b.probe_until_ms = 0;
@@ -732,11 +766,37 @@ async fn finish_in(
         w.done_now.push(now);
         w.done_completed.push(facts.map_or(now, |x| x.completed_at_ms));
         w.done_rt.push(facts.and_then(|x| x.response_time_ms));
+        if state == EventState::Pending {
+            left_pending
+                .entry(f.origin.as_str())
+                .or_default()
+                .push((false, w.done_ids.len() - 1));
+        }
         if let Some(facts) = facts {
             let b = breakers.entry(f.origin.clone()).or_default();
+            let before = *b;
             b.record(facts.health, probe != 0, now, policy);
             if probe != 0 && b.open {
                 b.probe_until_ms = 0;
+            }
+            if b.open && b.retry_at_ms != before.retry_at_ms {
+                // Opened, or reopened by a failed probe. As on SQLite,
+                // where outcomes apply one after the other, this pushes
+                // back the events pending at this point: the batch's own
+                // so far here, the others in `PushBack`; a later outcome
+                // of the batch keeps its own time.
+                let at = b.retry_at_ms;
+                let latest = pushed.entry(f.origin.as_str()).or_insert(at);
+                *latest = (*latest).max(at);
+                for &(undone, i) in left_pending.get(f.origin.as_str()).into_iter().flatten() {
+                    if undone {
+                        if let Some(t) = w.undo_at.get_mut(i) {
+                            *t = (*t).max(at);
+                        }
+                    } else if let Some(Some(t)) = w.done_next.get_mut(i) {
+                        *t = (*t).max(at);
+                    }
+                }
             }
         }
     }
@@ -759,6 +819,22 @@ async fn finish_in(
     let saved_opened: Vec<i64> = saved.iter().map(|(_, b)| i64::from(b.opened)).collect();
     let saved_retry: Vec<i64> = saved.iter().map(|(_, b)| b.retry_at_ms).collect();
     let saved_probe: Vec<i64> = saved.iter().map(|(_, b)| b.probe_until_ms).collect();
+    let mut pushed: Vec<(&str, i64)> = pushed.into_iter().collect();
+    pushed.sort_unstable();
+    let pushed_origins: Vec<&str> = pushed.iter().map(|(o, _)| *o).collect();
+    let pushed_at: Vec<i64> = pushed.iter().map(|(_, at)| *at).collect();
+    // The batch's own pending events of those origins: their times are set.
+    let own: Vec<&str> = pushed_origins
+        .iter()
+        .flat_map(|o| left_pending.get(o).into_iter().flatten())
+        .filter_map(|&(undone, i)| {
+            if undone {
+                w.undo_ids.get(i).copied()
+            } else {
+                w.done_ids.get(i).copied()
+            }
+        })
+        .collect();
 
     let undo_activity: [&(dyn ToSql + Sync); 2] = [&w.undo_ids, &w.undo_attempts];
     let undo_events: [&(dyn ToSql + Sync); 5] = [&w.undo_ids, &w.undo_states, &w.undo_at, &w.undo_reasons, &w.undo_now];
@@ -790,6 +866,7 @@ async fn finish_in(
         &saved_retry,
         &saved_probe,
     ];
+    let push_back: [&(dyn ToSql + Sync); 3] = [&pushed_origins, &pushed_at, &own];
     let mut steps: Vec<Step<'_>> = Vec::new();
     if !w.undo_ids.is_empty() {
         steps.push(client.execute(sql.get(S::UndoActivity), &undo_activity).boxed_step());
@@ -808,6 +885,11 @@ async fn finish_in(
     }
     if !saved.is_empty() {
         steps.push(client.execute(sql.get(S::SaveBreakers), &save_breakers).boxed_step());
+    }
+    // After the batch's own writes (an event it leaves pending is pending
+    // by then, and excluded).
+    if !pushed_origins.is_empty() {
+        steps.push(client.execute(sql.get(S::PushBack), &push_back).boxed_step());
     }
     steps.push(Box::pin(async { client.batch_execute("COMMIT").await.map(|()| 0) }));
     pipeline(steps).await?;

@@ -25,8 +25,12 @@ pub(super) enum S {
     Notify,
     /// Expired leases back to pending, their pending records closed.
     Stale,
-    /// Due candidates (locked, skipping locked rows), with the breakers a
-    /// probe may go out for (locked, skipping locked rows).
+    /// The probes due: the open breakers whose probe is due (locked,
+    /// skipping locked rows), one event for each (locked, skipping locked
+    /// rows), preferring an event already attempted.
+    Probes,
+    /// Due candidates of origins whose breaker is not open (locked,
+    /// skipping locked rows).
     Candidates,
     /// The leases of the chosen candidates, their pending records and the
     /// probes' breakers.
@@ -49,6 +53,9 @@ pub(super) enum S {
     DeleteBreakers,
     /// Breakers changed.
     SaveBreakers,
+    /// The pending events of origins whose breaker (re)opened, pushed back
+    /// to its retry time.
+    PushBack,
     /// Pending events past their horizon.
     Expire,
     /// When something next becomes due.
@@ -85,13 +92,14 @@ pub(super) enum S {
 
 impl S {
     /// Every statement, in the order of [`Statements`].
-    pub(super) const ALL: [Self; 33] = [
+    pub(super) const ALL: [Self; 35] = [
         Self::Insert,
         Self::Existing,
         Self::Resources,
         Self::NotifyInserted,
         Self::Notify,
         Self::Stale,
+        Self::Probes,
         Self::Candidates,
         Self::Lease,
         Self::Fence,
@@ -103,6 +111,7 @@ impl S {
         Self::DoneActivity,
         Self::DeleteBreakers,
         Self::SaveBreakers,
+        Self::PushBack,
         Self::Expire,
         Self::NextDue,
         Self::Get,
@@ -178,19 +187,43 @@ ON CONFLICT DO NOTHING"
 )
 SELECT count(*) FROM ev"
             ),
-            Self::Candidates => format!(
-                "WITH probes AS MATERIALIZED (
-    SELECT origin FROM {q}breakers
-    WHERE open = 1 AND retry_at <= $1::bigint AND probe_until <= $1::bigint AND origin <> ALL($2::text[])
-    FOR UPDATE SKIP LOCKED
-), blocked AS MATERIALIZED (
-    SELECT origin FROM {q}breakers WHERE open = 1 AND origin NOT IN (SELECT origin FROM probes)
+            // A breaker's row stays locked until the claim commits its probe's
+            // lease (and `probe_until`): of two claims at once, the one that
+            // skips it sends no probe. The due breakers with an event due are
+            // locked lazily, as the limit pulls them (the longest waiting
+            // first; an open breaker with nothing due, a dead destination's
+            // whose events expired, is left alone); each gets its own lookup
+            // of one event on `events_origin_pending`, an event already
+            // attempted first (a receiver refusing every first delivery
+            // would fail every fresh probe).
+            Self::Probes => format!(
+                "WITH due AS MATERIALIZED (
+    SELECT b.origin FROM {q}breakers b
+    WHERE b.open = 1 AND b.retry_at <= $1::bigint AND b.probe_until <= $1::bigint
+      AND b.origin <> ALL($2::text[])
+      AND EXISTS (SELECT 1 FROM {q}events x
+                  WHERE x.origin = b.origin AND x.state = 'pending' AND x.next_attempt_at <= $1::bigint)
+    ORDER BY b.retry_at
+    FOR UPDATE OF b SKIP LOCKED
 )
-SELECT e.id, e.origin, e.url, e.origin IN (SELECT origin FROM probes) AS probe
+SELECT e.id, due.origin, e.url
+FROM due CROSS JOIN LATERAL (
+    SELECT id, url FROM {q}events
+    WHERE origin = due.origin AND state = 'pending' AND next_attempt_at <= $1::bigint AND deadline_at > $1::bigint
+    ORDER BY (attempts = 0), next_attempt_at LIMIT 1
+    FOR UPDATE SKIP LOCKED
+) e
+LIMIT $3::bigint"
+            ),
+            // Every open breaker's origin is left out, probe due or not: its
+            // probe is chosen by `Probes`, and an open breaker another claim
+            // holds locked blocks its origin.
+            Self::Candidates => format!(
+                "SELECT e.id, e.origin, e.url
 FROM {q}events e
 WHERE e.state = 'pending' AND e.next_attempt_at <= $1::bigint AND e.deadline_at > $1::bigint
-  AND e.origin <> ALL($3::text[]) AND e.origin NOT IN (SELECT origin FROM blocked)
-ORDER BY e.next_attempt_at LIMIT $4::bigint
+  AND e.origin <> ALL($2::text[]) AND e.origin NOT IN (SELECT origin FROM {q}breakers WHERE open = 1)
+ORDER BY e.next_attempt_at LIMIT $3::bigint
 FOR UPDATE OF e SKIP LOCKED"
             ),
             Self::Lease => format!(
@@ -279,6 +312,14 @@ WHERE a.event_id = u.id AND a.attempt = u.attempt AND a.status = 'pending'"
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
 ON CONFLICT (origin) DO UPDATE SET failures = EXCLUDED.failures, open = EXCLUDED.open,
     opened = EXCLUDED.opened, retry_at = EXCLUDED.retry_at, probe_until = EXCLUDED.probe_until"
+            ),
+            // `next_attempt_at = GREATEST(next_attempt_at, at)`, without
+            // rewriting the rows already later; `$3`: the batch's own events
+            // (their times were set by the batch).
+            Self::PushBack => format!(
+                "UPDATE {q}events e SET next_attempt_at = u.at
+FROM unnest($1::text[], $2::bigint[]) AS u(origin, at)
+WHERE e.origin = u.origin AND e.state = 'pending' AND e.next_attempt_at < u.at AND e.id <> ALL($3::text[])"
             ),
             Self::Expire => format!(
                 "UPDATE {q}events SET state = 'expired', finished_at = $1::bigint,
