@@ -701,6 +701,44 @@ async fn an_opened_breaker_pushes_its_events_back_and_its_probe_prefers_an_attem
     assert!(flowing.iter().all(|c| !c.probe));
 }
 
+#[tokio::test]
+async fn failures_open_a_breaker_only_when_they_span_five_seconds_across_batches_and_stores() {
+    let schema = Schema::new("span");
+    let policy = BreakerPolicy {
+        failure_threshold: 2,
+        initial_open: Duration::from_secs(1),
+        max_open: Duration::from_secs(10),
+        ..BreakerPolicy::default()
+    };
+    assert_eq!(policy.min_failing, Duration::from_secs(5));
+    let stores = breaker_stores(&schema.0, policy, 2).await;
+    let (a, b) = (&stores[0], &stores[1]);
+    let clock = ManualClock::new(T0);
+    let o = outbox(a, &clock);
+    for i in 0..4 {
+        o.enqueue(event(json!({"i": i}), "https://flaky.example/hook"))
+            .await
+            .unwrap();
+    }
+    let claimed = a.claim(claim(T0, 10)).await.unwrap();
+    assert_eq!(claimed.len(), 4);
+    // Three failures within 5 s, one outcome per call, from either
+    // store: the run's start is kept with the breaker, so it stays closed.
+    for (i, (c, s)) in claimed[..3].iter().zip([a, b, a]).enumerate() {
+        let now = T0 + 10 + 2_000 * i64::try_from(i).unwrap();
+        assert_eq!(s.finish(vec![failed(c, now + 100, now)]).await.unwrap(), vec![true]);
+        assert_eq!(s.stats(now).await.unwrap().open_breakers, 0, "failure {i} at {now}");
+    }
+    // The fourth, 5 s after the first: open.
+    let now = T0 + 5_010;
+    assert_eq!(
+        b.finish(vec![failed(&claimed[3], now + 100, now)]).await.unwrap(),
+        vec![true]
+    );
+    assert_eq!(a.stats(now).await.unwrap().open_breakers, 1);
+    assert_eq!(a.next_due(now).await.unwrap(), Some(now + 1_000));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_probe_per_open_origin_across_stores_none_for_an_origin_busy_in_this_process() {
     let schema = Schema::new("probe");

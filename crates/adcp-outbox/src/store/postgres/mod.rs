@@ -492,7 +492,7 @@ fn breaker_from(row: &Row, first: usize) -> Result<BreakerState, tokio_postgres:
         opened: u32::try_from(int(2)?).unwrap_or(u32::MAX),
         retry_at_ms: int(3)?,
         probe_until_ms: int(4)?,
-        ..BreakerState::default()
+        failing_since_ms: int(5)?,
     })
 }
 
@@ -819,6 +819,7 @@ async fn finish_in(
     let saved_opened: Vec<i64> = saved.iter().map(|(_, b)| i64::from(b.opened)).collect();
     let saved_retry: Vec<i64> = saved.iter().map(|(_, b)| b.retry_at_ms).collect();
     let saved_probe: Vec<i64> = saved.iter().map(|(_, b)| b.probe_until_ms).collect();
+    let saved_failing: Vec<i64> = saved.iter().map(|(_, b)| b.failing_since_ms).collect();
     let mut pushed: Vec<(&str, i64)> = pushed.into_iter().collect();
     pushed.sort_unstable();
     let pushed_origins: Vec<&str> = pushed.iter().map(|(o, _)| *o).collect();
@@ -858,13 +859,14 @@ async fn finish_in(
         &w.done_error,
     ];
     let delete_breakers: [&(dyn ToSql + Sync); 1] = [&deleted];
-    let save_breakers: [&(dyn ToSql + Sync); 6] = [
+    let save_breakers: [&(dyn ToSql + Sync); 7] = [
         &saved_origins,
         &saved_failures,
         &saved_open,
         &saved_opened,
         &saved_retry,
         &saved_probe,
+        &saved_failing,
     ];
     let push_back: [&(dyn ToSql + Sync); 3] = [&pushed_origins, &pushed_at, &own];
     let mut steps: Vec<Step<'_>> = Vec::new();

@@ -274,7 +274,7 @@ SELECT o, 0, 0, 0, 0, 0 FROM unnest($1::text[]) AS o
 ON CONFLICT (origin) DO NOTHING"
             ),
             Self::LockBreakers => format!(
-                "SELECT origin, failures, open, opened, retry_at, probe_until FROM {q}breakers
+                "SELECT origin, failures, open, opened, retry_at, probe_until, failing_since FROM {q}breakers
 WHERE origin = ANY($1::text[]) ORDER BY origin FOR UPDATE"
             ),
             Self::UndoActivity => format!(
@@ -308,10 +308,11 @@ WHERE a.event_id = u.id AND a.attempt = u.attempt AND a.status = 'pending'"
             ),
             Self::DeleteBreakers => format!("DELETE FROM {q}breakers WHERE origin = ANY($1::text[])"),
             Self::SaveBreakers => format!(
-                "INSERT INTO {q}breakers (origin, failures, open, opened, retry_at, probe_until)
-SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+                "INSERT INTO {q}breakers (origin, failures, open, opened, retry_at, probe_until, failing_since)
+SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
 ON CONFLICT (origin) DO UPDATE SET failures = EXCLUDED.failures, open = EXCLUDED.open,
-    opened = EXCLUDED.opened, retry_at = EXCLUDED.retry_at, probe_until = EXCLUDED.probe_until"
+    opened = EXCLUDED.opened, retry_at = EXCLUDED.retry_at, probe_until = EXCLUDED.probe_until,
+    failing_since = EXCLUDED.failing_since"
             ),
             // `next_attempt_at = GREATEST(next_attempt_at, at)`, without
             // rewriting the rows already later; `$3`: the batch's own events
