@@ -66,7 +66,8 @@
 //! - [`Gateway::from_config`] then [`Gateway::serve`] on a listener of
 //!   yours (a [`GatewayHandle`] with the address and a graceful
 //!   [`shutdown`](GatewayHandle::shutdown)), or [`Gateway::router`], an
-//!   axum `Router` (a tower `Service`) to embed in a server of yours;
+//!   axum `Router` (a tower `Service`) to embed in a server of yours (then
+//!   [`Gateway::settled`] after its graceful shutdown);
 //! - [`Gateway::new`]: from a key resolver and a store of yours, with
 //!   [`GatewayOptions`].
 //!

@@ -19,7 +19,9 @@ use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
 use adcp_verify::legacy::WebhookAuthMode;
 use adcp_verify::CodePrefix;
 use adcp_verify::KeyResolver;
-use adcp_webhook::{Decision, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES, UNAVAILABLE_RETRY_AFTER_SECS};
+use adcp_webhook::{
+    Decision, Delivery, Receiver, ReceiverConfig, DEFAULT_MAX_BODY_BYTES, UNAVAILABLE_RETRY_AFTER_SECS,
+};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -28,9 +30,10 @@ use axum::routing::get;
 use axum::Router;
 use std::future::Future as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument as _;
 
 /// How long a readiness probe waits for the store.
 const READINESS_TIMEOUT: Duration = Duration::from_secs(2);
@@ -212,6 +215,8 @@ struct Shared {
     request: Option<RequestState>,
     /// The periodic purge [`Gateway::serve`] runs; `None`: never.
     purge: Option<Purge>,
+    /// The claimed deliveries under way.
+    deliveries: Deliveries,
 }
 
 /// What request mode serves with.
@@ -346,6 +351,7 @@ impl Gateway {
                 in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_concurrency)),
                 request,
                 purge,
+                deliveries: Deliveries::default(),
             }),
         })
     }
@@ -380,6 +386,18 @@ impl Gateway {
     #[must_use]
     pub fn tls(&self) -> Option<&TlsConfig> {
         self.state.tls.as_ref()
+    }
+
+    /// Waits until no claimed delivery is under way. A claimed event's
+    /// upstream forward and the recording of its outcome (complete or
+    /// release) run to their end in a task of their own, even when the
+    /// sender hangs up meanwhile; [`GatewayHandle::shutdown`] waits for
+    /// them itself. A gateway served through [`Self::router`] in a server
+    /// of one's own: await this after that server's graceful shutdown and
+    /// before the runtime stops, or a delivery cut there keeps its claim
+    /// until its lease expires.
+    pub async fn settled(&self) {
+        self.state.deliveries.settled().await;
     }
 
     /// Whether the store answers now (what `/readyz` reports).
@@ -431,8 +449,11 @@ impl Gateway {
             let (stop_purge, purge_stopped) = tokio::sync::oneshot::channel::<()>();
             (stop_purge, tokio::spawn(purge.run(self.clone(), purge_stopped)))
         });
+        let gateway = self.clone();
         let task = tokio::spawn(async move {
             let served = serve_connections(listener, tls, app, header_timeout, stopped).await;
+            // Deliveries whose sender hung up are still recorded.
+            gateway.settled().await;
             if let Some((stop_purge, purging)) = purge {
                 drop(stop_purge);
                 let _ = purging.await;
@@ -571,7 +592,8 @@ impl GatewayHandle {
     }
 
     /// Stops accepting connections and waits until in-flight requests
-    /// have been answered.
+    /// have been answered and every claimed delivery, its sender gone or
+    /// not, has been forwarded and recorded ([`Gateway::settled`]).
     ///
     /// # Errors
     ///
@@ -648,7 +670,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     }
     let started = Instant::now();
     // Load shedding: past the limit, answer at once rather than queue.
-    let Ok(_permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
+    let Ok(permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
         state.metrics.shed();
         let response = error_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -671,58 +693,150 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     let expired = body.expired();
     let ended = body.ended();
     let receiver = state.receiver_for(&parts);
-    let (response, outcome, event) = match receiver.decide_streaming(&parts, body).await {
-        Decision::Reply(_) if expired.load(Ordering::Relaxed) => (
-            error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None),
-            answer::BODY_TIMEOUT.0,
-            None,
-        ),
+    let delivery = match receiver.decide_streaming(&parts, body).await {
+        Decision::Reply(_) if expired.load(Ordering::Relaxed) => {
+            let response = error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None);
+            return answered(&state, response, &ended, started, answer::BODY_TIMEOUT.0, None);
+        }
         Decision::Reply(reply) => {
             let outcome = reply.outcome();
-            (reply.into_response::<Body>(), outcome, None)
+            return answered(&state, reply.into_response::<Body>(), &ended, started, outcome, None);
         }
-        Decision::Deliver(delivery) => {
-            let w = delivery.webhook();
-            let event = Some(format!(
-                "sender={:?} keyid={:?} idempotency_key={:?}",
-                w.sender(),
-                w.keyid().unwrap_or("-"),
-                w.idempotency_key()
-            ));
-            match state.upstream.forward(w).await {
-                Ok(()) => match receiver.complete(&delivery).await {
-                    Ok(()) => {
-                        state.metrics.forwarded();
-                        (StatusCode::OK.into_response(), "forwarded", event)
-                    }
-                    Err(reply) => {
-                        let outcome = reply.outcome();
-                        (reply.into_response::<Body>(), outcome, event)
-                    }
-                },
-                Err(failure) => {
-                    state.metrics.upstream_failed(failure);
-                    receiver.release(&delivery).await;
-                    let outcome = match failure {
-                        UpstreamFailure::Status => "upstream_failed:status",
-                        UpstreamFailure::Timeout => "upstream_failed:timeout",
-                        UpstreamFailure::Connect => "upstream_failed:connect",
-                    };
-                    let response = error_response(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        answer::UPSTREAM_UNAVAILABLE,
-                        Some(UNAVAILABLE_RETRY_AFTER_SECS),
-                    );
-                    (response, outcome, event)
-                }
-            }
-        }
+        Decision::Deliver(delivery) => delivery,
     };
-    let response = close_unless_read(response, &ended);
+    // The event is claimed: forwarding it and recording the outcome
+    // (complete or release) run in a task of their own, to their end even
+    // if the sender hangs up meanwhile (its attempt timed out, its
+    // connection closed). Awaited in the request's future, they would be
+    // dropped with it between the claim and its completion: the claim
+    // held for its whole lease, then the event forwarded again although
+    // the upstream had applied it. Dropping this handler drops only the
+    // `JoinHandle`, which does not cancel the task. The task keeps the
+    // request's concurrency slot (so detached deliveries count against
+    // `max_concurrency`), is bounded by the upstream timeout and the
+    // store's operation timeout, and `GatewayHandle::shutdown` waits for
+    // it ([`Gateway::settled`]).
+    let settling = Settling::enter(&state);
+    let receiver = receiver.clone();
+    let delivering = Arc::clone(&state);
+    let task = tokio::spawn(
+        async move {
+            let _held = (permit, settling);
+            let (response, outcome, event) = deliver(&delivering, &receiver, &delivery).await;
+            answered(&delivering, response, &ended, started, outcome, event)
+        }
+        .instrument(tracing::Span::current()),
+    );
+    match task.await {
+        Ok(response) => response,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // Cancelled: only when the runtime shuts down under it; the claim
+        // then expires with its lease.
+        Err(_) => error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            answer::UPSTREAM_UNAVAILABLE,
+            Some(UNAVAILABLE_RETRY_AFTER_SECS),
+        ),
+    }
+}
+
+/// A claimed delivery: posts it upstream, then records the outcome
+/// (`complete` on a `2xx`, `release` otherwise). The response, its
+/// outcome label and the access log's event.
+async fn deliver(state: &Shared, receiver: &Receiver, delivery: &Delivery) -> (Response, &'static str, Option<String>) {
+    let w = delivery.webhook();
+    let event = Some(format!(
+        "sender={:?} keyid={:?} idempotency_key={:?}",
+        w.sender(),
+        w.keyid().unwrap_or("-"),
+        w.idempotency_key()
+    ));
+    match state.upstream.forward(w).await {
+        Ok(()) => match receiver.complete(delivery).await {
+            Ok(()) => {
+                state.metrics.forwarded();
+                (StatusCode::OK.into_response(), "forwarded", event)
+            }
+            Err(reply) => {
+                let outcome = reply.outcome();
+                (reply.into_response::<Body>(), outcome, event)
+            }
+        },
+        Err(failure) => {
+            state.metrics.upstream_failed(failure);
+            receiver.release(delivery).await;
+            let outcome = match failure {
+                UpstreamFailure::Status => "upstream_failed:status",
+                UpstreamFailure::Timeout => "upstream_failed:timeout",
+                UpstreamFailure::Connect => "upstream_failed:connect",
+            };
+            let response = error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                answer::UPSTREAM_UNAVAILABLE,
+                Some(UNAVAILABLE_RETRY_AFTER_SECS),
+            );
+            (response, outcome, event)
+        }
+    }
+}
+
+/// A webhook's answer as given: `Connection: close` unless its body was
+/// read, its latency observed, its access log line written.
+fn answered(
+    state: &Shared,
+    response: Response,
+    ended: &AtomicBool,
+    started: Instant,
+    outcome: &str,
+    event: Option<String>,
+) -> Response {
+    let response = close_unless_read(response, ended);
     let elapsed = started.elapsed();
     state.metrics.observe(elapsed);
-    log(&state, &response, outcome, elapsed, event);
+    log(state, &response, outcome, elapsed, event);
     response
+}
+
+/// The claimed deliveries still being forwarded or recorded, whether or
+/// not their sender still waits ([`Gateway::settled`] waits for none to
+/// be left).
+#[derive(Default)]
+struct Deliveries {
+    running: AtomicUsize,
+    settled: tokio::sync::Notify,
+}
+
+impl Deliveries {
+    /// Until none is running.
+    async fn settled(&self) {
+        loop {
+            let mut notified = std::pin::pin!(self.settled.notified());
+            notified.as_mut().enable();
+            if self.running.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// One running claimed delivery, counted in [`Shared::deliveries`] from
+/// before its task is spawned until the task ends (or is dropped).
+struct Settling(Arc<Shared>);
+
+impl Settling {
+    fn enter(state: &Arc<Shared>) -> Self {
+        state.deliveries.running.fetch_add(1, Ordering::SeqCst);
+        Self(Arc::clone(state))
+    }
+}
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        if self.0.deliveries.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.deliveries.settled.notify_waiters();
+        }
+    }
 }
 
 /// Request mode: the load shedding, authority check and body deadline of
@@ -1122,4 +1236,135 @@ fn canonical_authority(scheme: &str, authority: &str) -> Option<String> {
     adcp_canon::canonicalize_received(format!("{scheme}://{authority}/"))
         .ok()
         .map(|url| url.authority().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    //! A claimed delivery whose sender hangs up while the upstream is
+    //! slow: forwarded once, its outcome recorded (released on a failure,
+    //! completed on a `2xx`), and waited for by `shutdown`.
+
+    use super::*;
+    use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
+    use adcp_webhook::{McpWebhook, TaskStatus};
+    use std::sync::atomic::AtomicUsize;
+
+    const AGENT: &str = "https://seller.example/mcp";
+
+    /// An upstream answering after `delay`: `500` to the first event, `200`
+    /// to the next ones. Counts the events it received.
+    async fn slow_upstream(delay: Duration) -> (url::Url, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
+        let received = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&received);
+        let app = Router::new().route(
+            "/events",
+            axum::routing::post(move || {
+                let counter = Arc::clone(&counter);
+                async move {
+                    let n = counter.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(delay).await;
+                    if n == 0 {
+                        StatusCode::INTERNAL_SERVER_ERROR
+                    } else {
+                        StatusCode::OK
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/events", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (url, received, task)
+    }
+
+    /// Posts `signed` with a client giving up after `timeout`: the status,
+    /// or `None` when it gave up.
+    async fn send(base: &str, signed: &SignedRequest, timeout: Duration) -> Option<u16> {
+        let client = crate::forward::http_client(timeout).unwrap();
+        let mut request = client.post(format!("{base}/hooks"));
+        for (name, value) in signed.headers() {
+            request = request.header(*name, value.as_str());
+        }
+        match request.body(signed.body().unwrap().as_bytes().to_vec()).send().await {
+            Ok(response) => Some(response.status().as_u16()),
+            Err(e) if e.is_timeout() => None,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    async fn until(what: &str, condition: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !condition() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_delivery_whose_sender_hung_up_is_recorded_and_shutdown_waits_for_it() {
+        let delay = Duration::from_millis(1000);
+        let (upstream, received, upstream_task) = slow_upstream(delay).await;
+        let key = SoftwareSigner::generate(Algorithm::Ed25519, "gw-unit-key").unwrap();
+        let keys = adcp_verify::StaticKeyResolver::new().with_jwks(&key.jwks().unwrap().to_public_json(), AGENT);
+        let signer = HttpSigner::webhook(key).unwrap();
+        let store = adcp_store::open(&adcp_store::StoreUrl::Memory, adcp_store::StoreOptions::default())
+            .await
+            .unwrap();
+        let mut options = GatewayOptions::new(upstream);
+        options.upstream_timeout = Duration::from_secs(5);
+        let gateway = Gateway::new(Arc::new(keys), store, options).unwrap();
+        let handle = gateway
+            .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+            .unwrap();
+        let base = handle.base_url();
+        let event = McpWebhook::new(
+            "task_1",
+            "create_media_buy",
+            TaskStatus::Completed,
+            "2026-04-18T12:00:00Z",
+        )
+        .result(serde_json::json!({"media_buy_id": "mb_1"}))
+        .into_event()
+        .unwrap();
+        let url = format!("{base}/hooks");
+        let sign = || signer.sign_webhook(&url, &event);
+        let gave_up = Duration::from_millis(500);
+
+        // The sender gives up while the upstream is still working, and the
+        // upstream then fails: the claim is released, not held for its
+        // lease, so the next attempt is forwarded at once.
+        assert_eq!(send(&base, &sign().await.unwrap(), gave_up).await, None);
+        until("the first forward", || received.load(Ordering::SeqCst) == 1).await;
+        tokio::time::timeout(Duration::from_secs(10), gateway.settled())
+            .await
+            .unwrap();
+        assert_eq!(gateway.metrics().upstream_failure_count(), 1);
+        assert_eq!(gateway.receiver().metrics().get("handler_failed"), 1);
+
+        // Again, and the upstream applies it: shutting down waits until the
+        // claim is completed.
+        assert_eq!(send(&base, &sign().await.unwrap(), gave_up).await, None);
+        until("the second forward", || received.load(Ordering::SeqCst) == 2).await;
+        assert_eq!(gateway.metrics().forwarded_count(), 0);
+        handle.shutdown().await.unwrap();
+        assert_eq!(gateway.metrics().forwarded_count(), 1);
+        assert_eq!(gateway.receiver().metrics().get("accepted"), 1);
+
+        // The seller's next attempt: a completed duplicate, not forwarded.
+        let handle = gateway
+            .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+            .unwrap();
+        let base = handle.base_url();
+        let retry = signer.sign_webhook(&format!("{base}/hooks"), &event).await.unwrap();
+        assert_eq!(send(&base, &retry, Duration::from_secs(10)).await, Some(200));
+        assert_eq!(gateway.receiver().metrics().get("duplicate"), 1);
+        assert_eq!(received.load(Ordering::SeqCst), 2, "applied once");
+        assert_eq!(gateway.metrics().forwarded_count(), 1);
+        handle.shutdown().await.unwrap();
+        upstream_task.abort();
+    }
 }

@@ -7,16 +7,13 @@
 //! finds the claim completed (`200`, not forwarded) or, while the first is
 //! still under way, in progress (`503` with `Retry-After`).
 //!
-//! Found: when the sender disconnects, the gateway's handler future is
-//! dropped between its claim and `complete`/`release`
-//! (`adcp-gateway/src/server.rs`, `webhook`: `state.upstream.forward(w)`
-//! is awaited in the request's own future). The upstream request is
-//! abandoned after the upstream applied the event, and the claim is never
-//! completed nor released: every retry is answered `503` (in progress)
-//! until the lease expires, and the next one is forwarded again, so the
-//! upstream applies the event twice. Ignored until the gateway finishes
-//! (or releases) a claimed delivery whatever the sender does, e.g. by
-//! running the forward and its `complete`/`release` in a task of its own.
+//! The bug this guards against: the gateway awaited its upstream forward
+//! in the request's own future, so a sender hanging up dropped it between
+//! the claim and `complete`/`release`. The claim was held until its lease
+//! expired (every retry answered `503` in progress) and the next retry was
+//! forwarded again: the upstream applied the event twice. The gateway now
+//! forwards a claimed event and records the outcome in a task of its own
+//! (`adcp-gateway/src/server.rs`, `webhook` and `deliver`).
 
 use crate::relay_support::{enqueue, get_json, key, prefix, task_event, until, Base, Relay, RelaySpec};
 use crate::support::gateway::{http_client, TempDir};
@@ -31,8 +28,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "adcp-gateway bug: a sender timing out while the gateway waits on its upstream leaves the claim \
-            held, and the event is applied again after the lease (see the module docs)"]
 async fn an_attempt_timing_out_at_the_gateway_is_applied_once_upstream() {
     let dir = TempDir::new("relay-slow-upstream");
     let key = key(&dir.0, "relay-slow-1");
