@@ -199,7 +199,9 @@ impl Dispatcher {
             Arc::clone(&progress),
         ));
         let mut tasks: JoinSet<()> = JoinSet::new();
-        let mut leases: Arc<Mutex<HashMap<String, Claimed>>> = Arc::new(Mutex::new(HashMap::new()));
+        // The leases of the attempts under way, for the drain to record
+        // as abandoned those it had to cut.
+        let leases: Arc<Mutex<HashMap<String, Claimed>>> = Arc::new(Mutex::new(HashMap::new()));
         let wake = this.outbox.store().wakeups();
         let clock = Arc::clone(&this.outbox.config().clock);
         let mut shutdown = std::pin::pin!(shutdown);
@@ -324,8 +326,6 @@ impl Dispatcher {
             });
         }
         drop(finish_tx);
-        leases = Arc::new(Mutex::new(HashMap::new()));
-        drop(leases);
         let _ = finisher.await;
     }
 
