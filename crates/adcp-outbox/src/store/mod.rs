@@ -434,3 +434,21 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// on PostgreSQL, any process's, through `LISTEN`).
     fn wakeups(&self) -> Arc<Notify>;
 }
+
+/// The message closing the pending record of an attempt whose lease was
+/// taken over (its worker stopped before recording an outcome).
+pub(crate) const ABANDONED: &str =
+    "attempt abandoned: the worker holding its lease stopped before recording an outcome";
+
+/// A fresh fencing token for one lease.
+pub(crate) fn lease_token() -> i64 {
+    use adcp_sign::RandomSource as _;
+    let mut b = [0_u8; 8];
+    // Without randomness the fencing still holds within one process
+    // (tokens only need to differ between leases of one event); fall
+    // back to the clock.
+    if adcp_sign::OsRandom.fill(&mut b).is_err() {
+        return crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+    }
+    i64::from_le_bytes(b) & i64::MAX
+}

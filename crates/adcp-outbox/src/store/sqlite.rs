@@ -5,15 +5,14 @@
 
 use super::schema::{check_prefix, migration, version_table, SCHEMA_VERSION};
 use super::{
-    ActivityQuery, ActivitySelector, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish, Insert,
-    ListFilter, OutboxStats, OutboxStore, Outcome,
+    lease_token, ActivityQuery, ActivitySelector, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
+    Insert, ListFilter, OutboxStats, OutboxStore, Outcome, ABANDONED,
 };
 use crate::activity::{clip_message, redact_url, ActivityRecord, ActivityStatus};
 use crate::breaker::{BreakerPolicy, BreakerState};
 use crate::error::OutboxError;
 use crate::event::OutboxDestination;
 use crate::id::EventId;
-use adcp_sign::{OsRandom, RandomSource};
 use adcp_store::SqliteWriter;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::collections::HashMap;
@@ -327,19 +326,6 @@ fn enqueue_in(conn: &Connection, p: &str, row: &Insert) -> rusqlite::Result<Enqu
         duplicate: false,
         superseded,
     })
-}
-
-const ABANDONED: &str = "attempt abandoned: the worker holding its lease stopped before recording an outcome";
-
-fn lease_token() -> i64 {
-    let mut b = [0_u8; 8];
-    // Without randomness the fencing still holds within one process
-    // (tokens only need to differ between leases of one event); fall
-    // back to the clock.
-    if OsRandom.fill(&mut b).is_err() {
-        return crate::clock::Clock::now_ms(&crate::clock::SystemClock);
-    }
-    i64::from_le_bytes(b) & i64::MAX
 }
 
 fn breakers(conn: &Connection, p: &str, open_only: bool) -> rusqlite::Result<HashMap<String, BreakerState>> {

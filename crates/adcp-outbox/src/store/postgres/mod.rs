@@ -9,15 +9,14 @@ mod sql;
 
 use super::schema::{check_prefix, migration, version_table, DEFAULT_TABLE_PREFIX, SCHEMA_VERSION};
 use super::{
-    ActivityQuery, ActivitySelector, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish, Insert,
-    ListFilter, OutboxStats, OutboxStore, Outcome,
+    lease_token, ActivityQuery, ActivitySelector, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
+    Insert, ListFilter, OutboxStats, OutboxStore, Outcome, ABANDONED,
 };
 use crate::activity::{clip_message, redact_url, ActivityRecord, ActivityStatus};
 use crate::breaker::{BreakerPolicy, BreakerState, Health};
 use crate::error::OutboxError;
 use crate::event::OutboxDestination;
 use crate::id::EventId;
-use adcp_sign::{OsRandom, RandomSource};
 use futures_util::future::{join, join3, join4};
 use sql::{Statements, S};
 use std::collections::{HashMap, HashSet};
@@ -441,19 +440,6 @@ pub async fn enqueue_postgres(tx: &Transaction<'_>, prefix: &str, row: &Insert) 
     check_prefix(prefix)?;
     enqueue_texts(tx, prefix, &channel_of(prefix), row).await
 }
-
-fn lease_token() -> i64 {
-    let mut b = [0_u8; 8];
-    // Without randomness the fencing still holds within one process
-    // (tokens only need to differ between leases of one event); fall
-    // back to the clock.
-    if OsRandom.fill(&mut b).is_err() {
-        return crate::clock::Clock::now_ms(&crate::clock::SystemClock);
-    }
-    i64::from_le_bytes(b) & i64::MAX
-}
-
-const ABANDONED: &str = "attempt abandoned: the worker holding its lease stopped before recording an outcome";
 
 type Step<'a> = Pin<Box<dyn Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a>>;
 
