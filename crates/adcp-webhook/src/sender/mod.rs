@@ -21,8 +21,8 @@ pub use destination::{Destination, DestinationAuth, DestinationError, Destinatio
 pub use retry::{parse_retry_after, RetryPolicy, RetryPolicyError};
 
 use adcp_jwks::SsrfError;
-use adcp_jwks::{DnsResolver, SystemDnsResolver, TrustRoots};
-use adcp_sigbase::{Clock, SystemClock};
+use adcp_jwks::{DnsResolver, TrustRoots};
+use adcp_sigbase::Clock;
 use adcp_sign::{HttpSigner, OsRandom, RandomSource, Signer, WebhookEvent};
 use std::fmt;
 use std::sync::Arc;
@@ -122,12 +122,10 @@ pub enum SenderError {
 pub struct WebhookSenderBuilder<S> {
     signer: HttpSigner<S>,
     policy: RetryPolicy,
-    destinations: DestinationPolicy,
-    resolver: Arc<dyn DnsResolver>,
-    roots: TrustRoots,
+    /// The attempt client's settings (its timeouts come from `policy`).
+    attempts: AttemptClientBuilder,
     observer: Option<Arc<dyn DeliveryObserver>>,
     random: Arc<dyn RandomSource>,
-    clock: Arc<dyn Clock>,
 }
 
 impl<S: Signer> WebhookSenderBuilder<S> {
@@ -141,7 +139,7 @@ impl<S: Signer> WebhookSenderBuilder<S> {
     /// The destination rules (default: production SSRF policy).
     #[must_use]
     pub fn destination_policy(mut self, policy: DestinationPolicy) -> Self {
-        self.destinations = policy;
+        self.attempts = self.attempts.destination_policy(policy);
         self
     }
 
@@ -149,7 +147,7 @@ impl<S: Signer> WebhookSenderBuilder<S> {
     /// resolver). Its answers are range-checked before use.
     #[must_use]
     pub fn dns_resolver(mut self, resolver: Arc<dyn DnsResolver>) -> Self {
-        self.resolver = resolver;
+        self.attempts = self.attempts.dns_resolver(resolver);
         self
     }
 
@@ -157,7 +155,7 @@ impl<S: Signer> WebhookSenderBuilder<S> {
     /// set from `webpki-roots`).
     #[must_use]
     pub fn trust_roots(mut self, roots: TrustRoots) -> Self {
-        self.roots = roots;
+        self.attempts = self.attempts.trust_roots(roots);
         self
     }
 
@@ -177,11 +175,12 @@ impl<S: Signer> WebhookSenderBuilder<S> {
 
     /// The wall clock (Unix seconds) behind each attempt's
     /// [`AttemptRecord::started_at`] and the delay a `Retry-After` date
-    /// asks for (default [`SystemClock`]). The signer stamps `created`
-    /// from its own clock; deadlines and durations use the monotonic clock.
+    /// asks for (default [`SystemClock`](adcp_sigbase::SystemClock)). The
+    /// signer stamps `created` from its own clock; deadlines and durations
+    /// use the monotonic clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.attempts = self.attempts.clock(clock);
         self
     }
 
@@ -191,12 +190,9 @@ impl<S: Signer> WebhookSenderBuilder<S> {
     ///
     /// [`SenderError::Client`].
     pub fn build(self) -> Result<WebhookSender<S>, SenderError> {
-        let attempts = AttemptClient::builder()
-            .destination_policy(self.destinations)
-            .dns_resolver(self.resolver)
-            .trust_roots(self.roots)
+        let attempts = self
+            .attempts
             .timeouts(self.policy.attempt_timeout(), self.policy.connect_timeout())
-            .clock(self.clock)
             .build()?;
         Ok(WebhookSender {
             inner: Arc::new(Inner {
@@ -280,12 +276,9 @@ impl<S: Signer> WebhookSender<S> {
         WebhookSenderBuilder {
             signer,
             policy: RetryPolicy::default(),
-            destinations: DestinationPolicy::default(),
-            resolver: Arc::new(SystemDnsResolver),
-            roots: TrustRoots::default(),
+            attempts: AttemptClient::builder(),
             observer: None,
             random: Arc::new(OsRandom),
-            clock: Arc::new(SystemClock),
         }
     }
 
