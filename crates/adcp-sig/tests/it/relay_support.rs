@@ -41,16 +41,9 @@ pub fn size(default: usize, full_size: usize) -> usize {
 /// A table prefix of its own for one test run (`tag`: a few lowercase
 /// letters; the whole stays within the 40 characters allowed).
 pub fn prefix(tag: &str) -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "r{tag}_{}_{}_{nanos}_",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    // The gateway tests' unique name (`gw_{tag}_…`), starting `r` instead.
+    let unique = crate::support::gateway::unique(tag);
+    format!("r{}_", unique.trim_start_matches("gw_"))
 }
 
 /// A private signing key on disk, and the JWKS a receiver trusts.
