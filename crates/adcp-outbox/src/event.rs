@@ -177,6 +177,8 @@ impl OutboxDestination {
 #[derive(Debug, Clone)]
 pub struct NewEvent {
     pub(crate) event: WebhookEvent,
+    /// SHA-256 of the body's RFC 8785 form.
+    pub(crate) fingerprint: [u8; 32],
     pub(crate) destination: OutboxDestination,
     pub(crate) notification_type: Option<String>,
     pub(crate) notification_id: Option<String>,
@@ -194,7 +196,14 @@ impl NewEvent {
     /// `event` (its bytes are what every attempt sends) for `destination`.
     #[must_use]
     pub fn new(event: WebhookEvent, destination: OutboxDestination) -> Self {
+        // A `WebhookEvent`'s body is valid JSON by construction.
         let body: Value = serde_json::from_str(event.body().as_str()).unwrap_or(Value::Null);
+        Self::parsed(event, &body, destination)
+    }
+
+    /// [`new`](Self::new) for a caller that already holds the body parsed
+    /// (the relay): the body is read once.
+    pub(crate) fn parsed(event: WebhookEvent, body: &Value, destination: OutboxDestination) -> Self {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
         let result = body.get("result");
         let notification_type =
@@ -204,6 +213,7 @@ impl NewEvent {
             .or_else(|| result.and_then(|r| r.get("sequence_number")))
             .and_then(Value::as_i64);
         Self {
+            fingerprint: adcp_strict_json::jcs::fingerprint(body),
             notification_id: text(body.get("notification_id")),
             subscriber_id: text(body.get("subscriber_id")),
             notification_type,

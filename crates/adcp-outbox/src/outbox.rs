@@ -136,13 +136,10 @@ impl Outbox {
     /// # Errors
     ///
     /// `invalid_destination`, `coalescing_window_too_long`,
-    /// `invalid_payload`.
+    /// `encryption_error`, `store_unavailable` (no randomness for the id).
     pub fn prepare(&self, event: NewEvent) -> Result<Insert, OutboxError> {
         let now = self.config.clock.now_ms();
         let body = event.event.body().as_bytes().to_vec();
-        let value: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|e| OutboxError::invalid("invalid_payload", format!("body is not JSON: {e}")))?;
-        let fingerprint = adcp_strict_json::jcs::fingerprint(&value);
         let origin = origin_of(event.destination.url())?;
         let window = self.config.coalescing.window(
             event.notification_type.as_deref(),
@@ -174,7 +171,7 @@ impl Outbox {
             id,
             signing_scope: event.signing_scope,
             idempotency_key: event.event.idempotency_key().as_str().to_owned(),
-            fingerprint,
+            fingerprint: event.fingerprint,
             body_size,
             body,
             key_id,

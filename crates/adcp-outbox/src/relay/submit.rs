@@ -164,7 +164,7 @@ pub(crate) fn parse(body: &[u8], policy: &DestinationPolicy, scopes: &HashSet<St
             }
         }
     }
-    let mut new = NewEvent::new(event, destination);
+    let mut new = NewEvent::parsed(event, &signed, destination);
     if let Some(p) = text(&request, "principal")? {
         new = new.principal(p);
     }
