@@ -95,7 +95,8 @@ pub use store::schema::{check_prefix, DEFAULT_TABLE_PREFIX};
 pub use store::sqlite::{enqueue_sqlite, migrate_sqlite, SqliteOutbox, SqliteOutboxOptions};
 pub use store::{
     open_store, ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView,
-    Finish, Insert, ListFilter, OutboxStats, OutboxStore, Outcome, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,
+    Finish, Insert, LeaseGrant, ListFilter, OutboxStats, OutboxStore, Outcome, DEFAULT_ACTIVITY_LIMIT,
+    MAX_ACTIVITY_LIMIT,
 };
 
 /// The README's examples, compiled as doctests.

@@ -6,11 +6,15 @@ use crate::activity::ActivityRecord;
 use crate::clock::{Clock, SystemClock};
 use crate::coalesce::CoalescingPolicy;
 use crate::crypto::Keyring;
+use crate::dispatch::HandoffSlot;
 use crate::error::OutboxError;
 use crate::event::{origin_of, NewEvent};
 use crate::id::EventId;
 use crate::schedule::ms;
-use crate::store::{ActivityQuery, Enqueued, EventView, Insert, ListFilter, OutboxStats, OutboxStore};
+use crate::store::{
+    lease_token, ActivityQuery, Claimed, Enqueued, EventView, Finish, Insert, ListFilter, OutboxStats, OutboxStore,
+    Outcome,
+};
 use adcp_sign::{OsRandom, RandomSource};
 use adcp_webhook::RetryPolicy;
 use std::sync::Arc;
@@ -95,6 +99,7 @@ impl OutboxConfig {
 pub struct Outbox {
     store: Arc<dyn OutboxStore>,
     config: OutboxConfig,
+    handoff: Arc<HandoffSlot>,
 }
 
 impl std::fmt::Debug for Outbox {
@@ -113,7 +118,11 @@ impl Outbox {
     /// [`OutboxError::Config`] for settings outside the spec's bounds.
     pub fn new(store: Arc<dyn OutboxStore>, config: OutboxConfig) -> Result<Self, OutboxError> {
         config.validate()?;
-        Ok(Self { store, config })
+        Ok(Self {
+            store,
+            config,
+            handoff: Arc::default(),
+        })
     }
 
     /// The store.
@@ -126,6 +135,11 @@ impl Outbox {
     #[must_use]
     pub fn config(&self) -> &OutboxConfig {
         &self.config
+    }
+
+    /// Where a dispatcher running on this outbox takes events enqueued here.
+    pub(crate) fn handoff(&self) -> &HandoffSlot {
+        &self.handoff
     }
 
     /// The row `event` is stored as: JCS fingerprint, origin, coalescing
@@ -205,7 +219,32 @@ impl Outbox {
     /// `store_unavailable` (nothing enqueued).
     pub async fn enqueue(&self, event: NewEvent) -> Result<Enqueued, OutboxError> {
         let row = self.prepare(event)?;
-        self.store.enqueue(row).await
+        let reservation = match (row.coalescing_window_ms, self.handoff.current()) {
+            (0, Some(handoff)) => handoff.reserve(&row.origin, row.enqueued_at_ms, lease_token()),
+            _ => None,
+        };
+        let Some(reservation) = reservation else {
+            return self.store.enqueue(row).await;
+        };
+        // A dispatcher in this process has a free slot for the origin: the
+        // event is inserted leased for its first attempt and handed over.
+        // In a task of its own, so that a caller that goes away (a relay
+        // client hanging up) cannot leave a committed lease without its
+        // worker.
+        let store = Arc::clone(&self.store);
+        let clock = Arc::clone(&self.config.clock);
+        let handed = tokio::spawn(async move {
+            let (done, claimed) = store.enqueue_leased(row, reservation.grant().clone()).await?;
+            if let Some(claimed) = claimed {
+                if let Err(orphan) = reservation.start(claimed) {
+                    release(store.as_ref(), orphan, clock.now_ms()).await;
+                }
+            }
+            Ok(done)
+        });
+        handed
+            .await
+            .map_err(|e| OutboxError::Unavailable(format!("enqueue task failed: {e}")))?
     }
 
     /// One event.
@@ -263,5 +302,22 @@ impl Outbox {
     /// `store_unavailable`.
     pub async fn stats(&self) -> Result<OutboxStats, OutboxError> {
         self.store.stats(self.config.clock.now_ms()).await
+    }
+}
+
+/// Puts back an event leased for a dispatcher that stopped before taking
+/// it: pending, due now, its attempt undone (a failure leaves the lease to
+/// expire, after which any worker retries it).
+async fn release(store: &dyn OutboxStore, c: Claimed, now: i64) {
+    let finish = Finish {
+        id: c.id,
+        lease_token: c.lease_token,
+        origin: c.origin,
+        outcome: Outcome::Release(now),
+        facts: None,
+        now_ms: now,
+    };
+    if let Err(e) = store.finish(vec![finish]).await {
+        tracing::warn!(target: crate::DISPATCH_TRACING_TARGET, error = %e, "releasing an event its dispatcher never took failed; it is retried when its lease expires");
     }
 }

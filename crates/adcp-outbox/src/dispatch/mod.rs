@@ -2,9 +2,12 @@
 //! the outcome. Any number per process, any number of processes per
 //! PostgreSQL store.
 
+mod handoff;
 mod hook;
 mod metrics;
 mod signing;
+
+pub(crate) use handoff::HandoffSlot;
 
 pub use hook::{AttemptHook, HookDecision};
 pub use metrics::DispatchMetrics;
@@ -21,7 +24,8 @@ use adcp_sign::WebhookEvent;
 use adcp_webhook::{AttemptClient, AttemptStatus, AttemptVerdict};
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use handoff::{Handoff, InFlight};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -84,38 +88,6 @@ impl std::fmt::Debug for Dispatcher {
             .field("config", &self.config)
             .field("lease", &self.lease)
             .finish_non_exhaustive()
-    }
-}
-
-/// Attempts in flight, per origin, shared by the loop and the finisher.
-#[derive(Default)]
-struct InFlight {
-    total: AtomicUsize,
-    per_origin: Mutex<HashMap<String, usize>>,
-}
-
-impl InFlight {
-    fn add(&self, origin: &str) {
-        self.total.fetch_add(1, Ordering::SeqCst);
-        if let Ok(mut m) = self.per_origin.lock() {
-            *m.entry(origin.to_owned()).or_default() += 1;
-        }
-    }
-
-    fn remove(&self, origin: &str) {
-        self.total.fetch_sub(1, Ordering::SeqCst);
-        if let Ok(mut m) = self.per_origin.lock() {
-            if let Some(n) = m.get_mut(origin) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    m.remove(origin);
-                }
-            }
-        }
-    }
-
-    fn snapshot(&self) -> HashMap<String, usize> {
-        self.per_origin.lock().map(|m| m.clone()).unwrap_or_default()
     }
 }
 
@@ -191,17 +163,32 @@ impl Dispatcher {
         let this = Arc::new(self);
         let in_flight = Arc::new(InFlight::default());
         let progress = Arc::new(Notify::new());
+        // Set while due work may be waiting for a slot: the finisher then
+        // wakes the loop when it frees some.
+        let starved = Arc::new(AtomicBool::new(false));
         let (finish_tx, finish_rx) = mpsc::unbounded_channel::<Finish>();
         let finisher = tokio::spawn(finisher(
             Arc::clone(&this),
             finish_rx,
             Arc::clone(&in_flight),
             Arc::clone(&progress),
+            Arc::clone(&starved),
         ));
-        let mut tasks: JoinSet<()> = JoinSet::new();
-        // The leases of the attempts under way, for the drain to record
-        // as abandoned those it had to cut.
-        let leases: Arc<Mutex<HashMap<String, Claimed>>> = Arc::new(Mutex::new(HashMap::new()));
+        let (handed_tx, mut handed_rx) = mpsc::unbounded_channel::<Claimed>();
+        let handoff = Arc::new(Handoff::new(
+            Arc::clone(&in_flight),
+            this.config.concurrency,
+            this.config.per_destination,
+            ms(this.lease),
+            this.config.owner.clone(),
+            handed_tx,
+        ));
+        this.outbox.handoff().set(&handoff);
+        let mut attempts = Attempts {
+            tasks: JoinSet::new(),
+            leases: Arc::new(Mutex::new(HashMap::new())),
+            finish_tx: finish_tx.clone(),
+        };
         let wake = this.outbox.store().wakeups();
         let clock = Arc::clone(&this.outbox.config().clock);
         let mut shutdown = std::pin::pin!(shutdown);
@@ -209,8 +196,10 @@ impl Dispatcher {
         // Expiry runs once a second of real time (an injected clock may
         // stand still between the jumps a test makes).
         let mut last_expiry: Option<tokio::time::Instant> = None;
+        let mut scan = true;
+        let mut scan_at = tokio::time::Instant::now();
         loop {
-            while tasks.try_join_next().is_some() {}
+            while attempts.tasks.try_join_next().is_some() {}
             let now = clock.now_ms();
             if last_expiry.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 last_expiry = Some(tokio::time::Instant::now());
@@ -219,78 +208,111 @@ impl Dispatcher {
                     tracing::warn!(target: DISPATCH_TRACING_TARGET, error = %e, "expiring events failed");
                 }
             }
-            let busy = in_flight.total.load(Ordering::SeqCst);
-            this.metrics.set_in_flight(busy);
-            let free = this.config.concurrency.saturating_sub(busy);
-            let mut claimed_any = false;
-            if free > 0 {
-                let request = ClaimRequest {
-                    now_ms: now,
-                    lease_ms: ms(this.lease),
-                    owner: this.config.owner.clone(),
-                    limit: free,
-                    per_origin_cap: this.config.per_destination,
-                    in_flight: in_flight.snapshot(),
-                };
-                match this.outbox.store().claim(request).await {
-                    Ok(batch) => {
-                        store_backoff = Duration::from_millis(100);
-                        claimed_any = !batch.is_empty();
-                        for c in batch {
-                            in_flight.add(&c.origin);
-                            if let Ok(mut l) = leases.lock() {
-                                l.insert(c.id.as_str().to_owned(), c.clone());
+            this.metrics.set_in_flight(in_flight.total());
+            if scan || tokio::time::Instant::now() >= scan_at {
+                scan = false;
+                starved.store(true, Ordering::SeqCst);
+                let mut claimed_any = false;
+                let mut full = true;
+                if let Some((free, counts)) = in_flight.begin_claim(this.config.concurrency) {
+                    let request = ClaimRequest {
+                        now_ms: now,
+                        lease_ms: ms(this.lease),
+                        owner: this.config.owner.clone(),
+                        limit: free,
+                        per_origin_cap: this.config.per_destination,
+                        in_flight: counts,
+                    };
+                    match this.outbox.store().claim(request).await {
+                        Ok(batch) => {
+                            in_flight.end_claim(batch.iter().map(|c| c.origin.as_str()));
+                            store_backoff = Duration::from_millis(100);
+                            claimed_any = !batch.is_empty();
+                            full = batch.len() >= free;
+                            for c in batch {
+                                attempts.start(&this, c);
                             }
-                            let this = Arc::clone(&this);
-                            let tx = finish_tx.clone();
-                            let leases = Arc::clone(&leases);
-                            tasks.spawn(async move {
-                                let id = c.id.as_str().to_owned();
-                                let finish = this.attempt(c).await;
-                                if let Ok(mut l) = leases.lock() {
-                                    l.remove(&id);
-                                }
-                                let _ = tx.send(finish);
-                            });
+                        }
+                        Err(e) => {
+                            in_flight.end_claim(std::iter::empty());
+                            this.metrics.store_error();
+                            tracing::warn!(target: DISPATCH_TRACING_TARGET, error = %e, "claiming events failed; retrying");
+                            tokio::select! {
+                                () = &mut shutdown => break,
+                                () = tokio::time::sleep(store_backoff) => {}
+                            }
+                            store_backoff = (store_backoff * 2).min(Duration::from_secs(5));
+                            scan = true;
+                            continue;
                         }
                     }
-                    Err(e) => {
-                        this.metrics.store_error();
-                        tracing::warn!(target: DISPATCH_TRACING_TARGET, error = %e, "claiming events failed; retrying");
-                        tokio::select! {
-                            () = &mut shutdown => break,
-                            () = tokio::time::sleep(store_backoff) => {}
-                        }
-                        store_backoff = (store_backoff * 2).min(Duration::from_secs(5));
-                        continue;
+                }
+                if claimed_any {
+                    // More may be due: claim again before sleeping.
+                    scan = true;
+                    tokio::select! {
+                        biased;
+                        () = &mut shutdown => break,
+                        () = std::future::ready(()) => continue,
                     }
                 }
+                let wait = if full {
+                    // Every slot taken: a completion wakes us.
+                    this.config.poll_interval
+                } else {
+                    match this.outbox.store().next_due(now).await {
+                        Ok(Some(at)) if at > now => {
+                            starved.store(false, Ordering::SeqCst);
+                            Duration::from_millis(u64::try_from(at - now).unwrap_or(0))
+                        }
+                        // Due but not claimable (its origin is at its cap
+                        // here): a completion wakes us, or a short poll.
+                        Ok(Some(_)) => Duration::from_millis(25),
+                        Ok(None) => {
+                            starved.store(false, Ordering::SeqCst);
+                            this.config.poll_interval
+                        }
+                        Err(_) => store_backoff,
+                    }
+                };
+                scan_at = tokio::time::Instant::now() + wait.min(this.config.poll_interval);
             }
-            if claimed_any {
-                // More may be due: claim again before sleeping.
-                tokio::select! {
-                    biased;
-                    () = &mut shutdown => break,
-                    () = std::future::ready(()) => continue,
-                }
-            }
-            let wait = match this.outbox.store().next_due(now).await {
-                Ok(Some(at)) if at > now => Duration::from_millis(u64::try_from(at - now).unwrap_or(0)),
-                // Due but not claimable (its origin is at its cap here):
-                // a completion wakes us, or a short poll.
-                Ok(Some(_)) => Duration::from_millis(25),
-                Ok(None) => this.config.poll_interval,
-                Err(_) => store_backoff,
-            }
-            .min(this.config.poll_interval);
             tokio::select! {
                 () = &mut shutdown => break,
-                () = wake.notified() => {}
-                () = progress.notified() => {}
-                () = tokio::time::sleep(wait) => {}
+                () = wake.notified() => scan = true,
+                () = progress.notified() => scan = true,
+                () = tokio::time::sleep_until(scan_at) => scan = true,
+                Some(c) = handed_rx.recv() => {
+                    attempts.start(&this, c);
+                    while let Ok(c) = handed_rx.try_recv() {
+                        attempts.start(&this, c);
+                    }
+                }
             }
         }
+        // No more hand-offs; those handed over but not started go back to
+        // pending untried.
+        this.outbox.handoff().clear(&handoff);
+        handed_rx.close();
+        let now = clock.now_ms();
+        while let Ok(c) = handed_rx.try_recv() {
+            let _ = finish_tx.send(Finish {
+                id: c.id,
+                lease_token: c.lease_token,
+                origin: c.origin,
+                outcome: Outcome::Release(now),
+                facts: None,
+                now_ms: now,
+            });
+        }
         // Drain: no more claims; in-flight attempts get `drain` to finish.
+        let Attempts {
+            mut tasks,
+            leases,
+            finish_tx: attempts_tx,
+        } = attempts;
+        // The finisher ends when every sender is gone.
+        drop(attempts_tx);
         let deadline = tokio::time::Instant::now() + drain;
         while !tasks.is_empty() {
             match tokio::time::timeout_at(deadline, tasks.join_next()).await {
@@ -487,6 +509,7 @@ async fn finisher(
     mut rx: mpsc::UnboundedReceiver<Finish>,
     in_flight: Arc<InFlight>,
     progress: Arc<Notify>,
+    starved: Arc<AtomicBool>,
 ) {
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
@@ -524,6 +547,41 @@ async fn finisher(
         for f in &batch {
             in_flight.remove(&f.origin);
         }
-        progress.notify_one();
+        // The loop rescans when due work waited for these slots, or when
+        // an event went back to pending (its next due time is new).
+        let rescheduled = batch
+            .iter()
+            .any(|f| matches!(f.outcome, Outcome::RetryAt(_) | Outcome::Release(_)));
+        if rescheduled || starved.load(Ordering::SeqCst) {
+            progress.notify_one();
+        }
+    }
+}
+
+/// The attempts under way: their tasks, and their leases (for the drain to
+/// record as abandoned those it had to cut).
+struct Attempts {
+    tasks: JoinSet<()>,
+    leases: Arc<Mutex<HashMap<String, Claimed>>>,
+    finish_tx: mpsc::UnboundedSender<Finish>,
+}
+
+impl Attempts {
+    /// Starts the attempt of `c` (its slot is already counted).
+    fn start(&mut self, this: &Arc<Dispatcher>, c: Claimed) {
+        if let Ok(mut l) = self.leases.lock() {
+            l.insert(c.id.as_str().to_owned(), c.clone());
+        }
+        let this = Arc::clone(this);
+        let tx = self.finish_tx.clone();
+        let leases = Arc::clone(&self.leases);
+        self.tasks.spawn(async move {
+            let id = c.id.as_str().to_owned();
+            let finish = this.attempt(c).await;
+            if let Ok(mut l) = leases.lock() {
+                l.remove(&id);
+            }
+            let _ = tx.send(finish);
+        });
     }
 }

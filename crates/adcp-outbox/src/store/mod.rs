@@ -155,6 +155,20 @@ pub struct ClaimRequest {
     pub in_flight: HashMap<String, usize>,
 }
 
+/// A lease offered with an enqueue: when the event can be attempted at
+/// once (no coalescing hold, its origin's breaker closed), the store
+/// inserts it already leased for its first attempt, so the enqueueing
+/// process's dispatcher makes the attempt without a claim of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseGrant {
+    /// The fencing token.
+    pub token: i64,
+    /// Who holds it (as in [`ClaimRequest::owner`]).
+    pub owner: String,
+    /// When it expires (Unix ms).
+    pub until_ms: i64,
+}
+
 /// One event leased to a worker for one attempt.
 #[derive(Debug, Clone)]
 pub struct Claimed {
@@ -401,6 +415,15 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// supersedes a pending, never-attempted event with the same
     /// destination, type and coalescing key inside its window.
     async fn enqueue(&self, row: Insert) -> Result<Enqueued, OutboxError>;
+    /// [`enqueue`](Self::enqueue), and when the new event can be attempted
+    /// at once (not a duplicate, not held by a coalescing window, its
+    /// origin's breaker closed), inserted already leased by `lease` for its
+    /// first attempt (with its pending activity record), and returned for
+    /// it. A store that does not offer this enqueues and returns `None`.
+    async fn enqueue_leased(&self, row: Insert, lease: LeaseGrant) -> Result<(Enqueued, Option<Claimed>), OutboxError> {
+        let _ = lease;
+        Ok((self.enqueue(row).await?, None))
+    }
     /// Leases due events: first returns expired leases to pending
     /// (closing their pending records as abandoned), skips origins whose
     /// breaker is open (one probe per due interval) and origins at their

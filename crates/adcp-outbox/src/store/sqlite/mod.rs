@@ -1,0 +1,317 @@
+//! The embedded SQLite outbox: the operations as functions of a
+//! connection (so an application's own `rusqlite::Transaction` can
+//! enqueue), and [`SqliteOutbox`], which runs them on a group-commit
+//! writer thread.
+
+mod claim;
+mod enqueue;
+mod finish;
+mod query;
+mod sql;
+
+pub use enqueue::enqueue_sqlite;
+
+use super::schema::{check_prefix, migration, version_table, SCHEMA_VERSION};
+use super::{
+    lease_token, ActivityQuery, ClaimRequest, Claimed, Enqueued, EventView, Finish, Insert, LeaseGrant, ListFilter,
+    OutboxStats, OutboxStore,
+};
+use crate::activity::ActivityRecord;
+use crate::breaker::BreakerPolicy;
+use crate::error::OutboxError;
+use crate::id::EventId;
+use adcp_store::SqliteWriter;
+use rusqlite::{params, Connection};
+use sql::Sql;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// Settings of a [`SqliteOutbox`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteOutboxOptions {
+    /// The prefix of the outbox's tables (default `adcp_outbox_`).
+    pub table_prefix: String,
+    /// How long a write waits for another process's write lock.
+    pub busy_timeout: Duration,
+    /// The destination breakers' policy.
+    pub breaker: BreakerPolicy,
+}
+
+impl Default for SqliteOutboxOptions {
+    fn default() -> Self {
+        Self {
+            table_prefix: super::schema::DEFAULT_TABLE_PREFIX.to_owned(),
+            busy_timeout: Duration::from_secs(5),
+            breaker: BreakerPolicy::default(),
+        }
+    }
+}
+
+/// The outbox in one SQLite file (WAL, `synchronous=FULL`): every
+/// operation is durable when it returns. The file may be the
+/// application's own (the tables are prefixed and versioned in a table of
+/// their own). Several processes may share the file: each operation is
+/// one `BEGIN IMMEDIATE` transaction, so claims, leases and fencing hold
+/// across processes; a process sees another's enqueues at its next poll.
+#[derive(Clone)]
+pub struct SqliteOutbox {
+    writer: Arc<SqliteWriter>,
+    path: PathBuf,
+    sql: Arc<Sql>,
+    breaker: BreakerPolicy,
+    wake: Arc<Notify>,
+}
+
+impl std::fmt::Debug for SqliteOutbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteOutbox")
+            .field("path", &self.path)
+            .field("prefix", &self.sql.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> OutboxError {
+    OutboxError::Unavailable(format!("sqlite: {e}"))
+}
+
+/// Applies the connection settings the outbox relies on: WAL,
+/// `synchronous=FULL`, the busy timeout, and statement journals in memory
+/// (`temp_store=MEMORY`): every operation of a group commit runs in its own
+/// savepoint, whose undo copies of the pages it changes would otherwise
+/// spill to a temporary file past 64 KiB, one `pwrite` per page. They
+/// only serve a rollback inside the open transaction, so losing them in a
+/// crash loses nothing.
+fn configure(conn: &Connection, busy_timeout: Duration) -> Result<(), OutboxError> {
+    conn.busy_timeout(busy_timeout).map_err(unavailable)?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+        .map_err(unavailable)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(OutboxError::Config(format!(
+            "sqlite journal_mode is {mode}, WAL required"
+        )));
+    }
+    conn.pragma_update(None, "synchronous", "FULL").map_err(unavailable)?;
+    conn.pragma_update(None, "temp_store", "MEMORY").map_err(unavailable)?;
+    Ok(())
+}
+
+/// Creates or migrates the outbox's tables with `prefix` on `conn`, in one
+/// write transaction. Run it once at start-up on an application's own
+/// connection before enqueueing there ([`SqliteOutbox::open`] does it for
+/// its own).
+///
+/// # Errors
+///
+/// [`OutboxError::Schema`] for a file of a newer schema version;
+/// [`OutboxError::Unavailable`] when the file cannot be written.
+pub fn migrate_sqlite(conn: &Connection, prefix: &str) -> Result<(), OutboxError> {
+    check_prefix(prefix)?;
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(unavailable)?;
+    let result = (|| {
+        conn.execute_batch(&version_table(prefix, false)).map_err(unavailable)?;
+        let current: i64 = conn
+            .query_row(
+                &format!("SELECT COALESCE(MAX(version), 0) FROM {prefix}schema_version"),
+                [],
+                |r| r.get(0),
+            )
+            .map_err(unavailable)?;
+        if current > SCHEMA_VERSION {
+            return Err(OutboxError::Schema(format!(
+                "the outbox tables ({prefix}*) are at version {current}, newer than this build's {SCHEMA_VERSION}"
+            )));
+        }
+        for version in current + 1..=SCHEMA_VERSION {
+            let sql = migration(version, prefix, false)
+                .ok_or_else(|| OutboxError::Schema(format!("no migration to version {version}")))?;
+            conn.execute_batch(&sql).map_err(unavailable)?;
+            conn.execute(
+                &format!("INSERT INTO {prefix}schema_version (version, applied_at) VALUES (?1, ?2)"),
+                params![version, crate::clock::Clock::now_ms(&crate::clock::SystemClock)],
+            )
+            .map_err(unavailable)?;
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(unavailable),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+impl SqliteOutbox {
+    /// Opens (creating if needed) the outbox in the file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened or migrated; a bad prefix.
+    pub fn open(path: impl AsRef<Path>, options: SqliteOutboxOptions) -> Result<Self, OutboxError> {
+        check_prefix(&options.table_prefix)?;
+        let path = path.as_ref().to_path_buf();
+        let conn = Connection::open(&path).map_err(unavailable)?;
+        configure(&conn, options.busy_timeout)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        migrate_sqlite(&conn, &options.table_prefix)?;
+        let writer = SqliteWriter::start(conn).map_err(unavailable)?;
+        Ok(Self {
+            writer: Arc::new(writer),
+            path,
+            sql: Arc::new(Sql::new(&options.table_prefix)),
+            breaker: options.breaker,
+            wake: Arc::new(Notify::new()),
+        })
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn run<T, F>(&self, mut f: F) -> Result<T, OutboxError>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection, &Sql) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let sql = Arc::clone(&self.sql);
+        let answer = self
+            .writer
+            .submit(move |conn| f(conn, &sql))
+            .map_err(OutboxError::Unavailable)?;
+        answer
+            .await
+            .map_err(|_| OutboxError::Unavailable("sqlite: the writer thread stopped".to_owned()))?
+            .map_err(OutboxError::Unavailable)
+    }
+}
+
+/// A domain refusal carried through the writer's `rusqlite::Result` (the
+/// savepoint of the operation is rolled back, so it changes nothing).
+fn refuse(e: OutboxError) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(Box::new(Refusal(e)))
+}
+
+#[derive(Debug)]
+struct Refusal(OutboxError);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// The domain refusal inside an error, if it is one.
+fn refusal(e: &rusqlite::Error) -> Option<OutboxError> {
+    match e {
+        rusqlite::Error::ToSqlConversionFailure(inner) => inner.downcast_ref::<Refusal>().map(|r| r.0.clone()),
+        _ => None,
+    }
+}
+
+impl SqliteOutbox {
+    /// The enqueue job: a refusal comes back as `Err(Ok(refusal))`.
+    async fn enqueue_job(
+        &self,
+        row: Insert,
+        lease: Option<LeaseGrant>,
+    ) -> Result<(Enqueued, Option<Claimed>), OutboxError> {
+        let done = self
+            .run(move |conn, q| {
+                Ok(enqueue::enqueue_in(conn, q, &row, lease.as_ref()).map_err(|e| refusal(&e).ok_or(e)))
+            })
+            .await?;
+        let done = match done {
+            Ok(done) => done,
+            Err(Ok(refused)) => return Err(refused),
+            Err(Err(e)) => return Err(unavailable(e)),
+        };
+        // An event leased at once has its worker; only a pending one
+        // needs the claim loop.
+        if done.1.is_none() && !done.0.duplicate {
+            self.wake.notify_one();
+        }
+        Ok(done)
+    }
+}
+
+#[async_trait::async_trait]
+impl OutboxStore for SqliteOutbox {
+    async fn enqueue(&self, row: Insert) -> Result<Enqueued, OutboxError> {
+        Ok(self.enqueue_job(row, None).await?.0)
+    }
+
+    async fn enqueue_leased(&self, row: Insert, lease: LeaseGrant) -> Result<(Enqueued, Option<Claimed>), OutboxError> {
+        self.enqueue_job(row, Some(lease)).await
+    }
+
+    async fn claim(&self, request: ClaimRequest) -> Result<Vec<Claimed>, OutboxError> {
+        let token_base = lease_token();
+        self.run(move |conn, q| claim::claim_in(conn, q, &request, token_base)).await
+    }
+
+    async fn finish(&self, batch: Vec<Finish>) -> Result<Vec<bool>, OutboxError> {
+        let policy = self.breaker;
+        self.run(move |conn, q| batch.iter().map(|f| finish::finish_in(conn, q, f, &policy)).collect())
+            .await
+    }
+
+    async fn expire_due(&self, now_ms: i64) -> Result<u64, OutboxError> {
+        self.run(move |conn, q| finish::expire_in(conn, q, now_ms)).await
+    }
+
+    async fn next_due(&self, _now_ms: i64) -> Result<Option<i64>, OutboxError> {
+        self.run(finish::next_due_in).await
+    }
+
+    async fn get(&self, id: &EventId) -> Result<Option<EventView>, OutboxError> {
+        let id = id.as_str().to_owned();
+        self.run(move |conn, q| query::get_in(conn, q, &id)).await
+    }
+
+    async fn list(&self, filter: &ListFilter) -> Result<Vec<EventView>, OutboxError> {
+        let filter = filter.clone();
+        self.run(move |conn, q| query::list_in(conn, q, &filter)).await
+    }
+
+    async fn redrive(&self, id: &EventId, now_ms: i64) -> Result<EventView, OutboxError> {
+        let id = id.as_str().to_owned();
+        let done = self
+            .run(move |conn, q| Ok(query::redrive_in(conn, q, &id, now_ms).map_err(|e| refusal(&e).ok_or(e))))
+            .await?;
+        match done {
+            Ok(view) => {
+                self.wake.notify_one();
+                Ok(view)
+            }
+            Err(Ok(refused)) => Err(refused),
+            Err(Err(e)) => Err(unavailable(e)),
+        }
+    }
+
+    async fn activity(&self, query: &ActivityQuery) -> Result<Vec<ActivityRecord>, OutboxError> {
+        let query = query.clone();
+        self.run(move |conn, q| query::activity_in(conn, q, &query)).await
+    }
+
+    async fn purge(&self, now_ms: i64, retention_ms: i64) -> Result<u64, OutboxError> {
+        self.run(move |conn, q| query::purge_in(conn, q, now_ms.saturating_sub(retention_ms)))
+            .await
+    }
+
+    async fn stats(&self, _now_ms: i64) -> Result<OutboxStats, OutboxError> {
+        self.run(query::stats_in).await
+    }
+
+    fn wakeups(&self) -> Arc<Notify> {
+        Arc::clone(&self.wake)
+    }
+}
