@@ -26,12 +26,8 @@ impl EventId {
     pub fn generate<R: RandomSource + ?Sized>(now_ms: i64, random: &R) -> Result<Self, RandomnessUnavailable> {
         let mut bytes = [0_u8; 10];
         random.fill(&mut bytes)?;
-        let mut out = String::with_capacity(30);
-        out.push_str(Self::PREFIX);
-        let time = u64::try_from(now_ms.max(0)).unwrap_or(0);
-        for i in (0..10).rev() {
-            out.push(char::from(ALPHABET[((time >> (i * 5)) & 31) as usize]));
-        }
+        let mut out = Self::time_floor(now_ms);
+        out.reserve(16);
         let mut acc: u128 = 0;
         for b in bytes {
             acc = (acc << 8) | u128::from(b);
@@ -40,6 +36,18 @@ impl EventId {
             out.push(char::from(ALPHABET[((acc >> (i * 5)) & 31) as usize]));
         }
         Ok(Self(out))
+    }
+
+    /// The text every id generated before `time_ms` sorts below (and
+    /// every id generated at or after it sorts above).
+    pub(crate) fn time_floor(time_ms: i64) -> String {
+        let mut out = String::with_capacity(14);
+        out.push_str(Self::PREFIX);
+        let time = u64::try_from(time_ms.max(0)).unwrap_or(0);
+        for i in (0..10).rev() {
+            out.push(char::from(ALPHABET[((time >> (i * 5)) & 31) as usize]));
+        }
+        out
     }
 
     /// Reads an id; `None` unless it has the shape [`generate`](Self::generate) gives.
@@ -83,5 +91,15 @@ mod tests {
         assert_eq!(EventId::parse("evt_short"), None);
         assert_eq!(EventId::parse(&a.as_str().replace("evt_", "msg_")), None);
         assert_eq!(EventId::parse(&format!("{}", a).to_lowercase()), None);
+    }
+
+    #[test]
+    fn the_time_floor_splits_ids_by_enqueue_time() {
+        let floor = EventId::time_floor(1_000);
+        let before = EventId::generate(999, &OsRandom).unwrap();
+        let at = EventId::generate(1_000, &OsRandom).unwrap();
+        assert!(before.as_str() < floor.as_str());
+        assert!(at.as_str() > floor.as_str());
+        assert!(at.as_str().starts_with(&floor));
     }
 }

@@ -9,9 +9,9 @@
 //! processes' events, a full dispatcher) goes through the claim loop as
 //! before.
 
+use super::DispatchMetrics;
 use crate::store::{Claimed, LeaseGrant};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
 
@@ -26,21 +26,22 @@ struct Counts {
 
 /// Attempts in flight in this process, in total and per origin: counted
 /// when a slot is taken (a claim or a hand-off), released when the
-/// outcome is recorded.
-#[derive(Default)]
+/// outcome is recorded. The metrics' gauge follows every change.
 pub(super) struct InFlight {
     counts: Mutex<Counts>,
-    total: AtomicUsize,
+    metrics: Arc<DispatchMetrics>,
 }
 
 impl InFlight {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
-        self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    pub(super) fn new(metrics: Arc<DispatchMetrics>) -> Self {
+        Self {
+            counts: Mutex::default(),
+            metrics,
+        }
     }
 
-    /// Attempts in flight.
-    pub(super) fn total(&self) -> usize {
-        self.total.load(Ordering::Relaxed)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts a claim: the free slots and the per-origin counts, or `None`
@@ -62,7 +63,7 @@ impl InFlight {
             *c.per_origin.entry(origin.to_owned()).or_default() += 1;
         }
         c.claiming = false;
-        self.total.store(c.total, Ordering::Relaxed);
+        self.metrics.set_in_flight(c.total);
     }
 
     /// Takes a slot for `origin` if one is free and no claim is under way.
@@ -73,7 +74,7 @@ impl InFlight {
         }
         c.total += 1;
         *c.per_origin.entry(origin.to_owned()).or_default() += 1;
-        self.total.store(c.total, Ordering::Relaxed);
+        self.metrics.set_in_flight(c.total);
         true
     }
 
@@ -87,7 +88,7 @@ impl InFlight {
                 c.per_origin.remove(origin);
             }
         }
-        self.total.store(c.total, Ordering::Relaxed);
+        self.metrics.set_in_flight(c.total);
     }
 }
 

@@ -17,14 +17,15 @@ use crate::activity::ActivityStatus;
 use crate::breaker::Health;
 use crate::error::OutboxError;
 use crate::event::OutboxDestination;
+use crate::id::EventId;
 use crate::outbox::Outbox;
 use crate::schedule::{ms, next_attempt, NextAttempt};
 use crate::store::{AttemptFacts, ClaimRequest, Claimed, Finish, Outcome};
 use adcp_sign::WebhookEvent;
 use adcp_webhook::{AttemptClient, AttemptStatus, AttemptVerdict};
+use handoff::{Handoff, InFlight};
 use std::collections::HashMap;
 use std::future::Future;
-use handoff::{Handoff, InFlight};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -161,7 +162,7 @@ impl Dispatcher {
     /// [`run`](Self::run) with the drain deadline.
     pub async fn run_with_drain(self, shutdown: impl Future<Output = ()> + Send, drain: Duration) {
         let this = Arc::new(self);
-        let in_flight = Arc::new(InFlight::default());
+        let in_flight = Arc::new(InFlight::new(Arc::clone(&this.metrics)));
         let progress = Arc::new(Notify::new());
         // Set while due work may be waiting for a slot: the finisher then
         // wakes the loop when it frees some.
@@ -208,7 +209,6 @@ impl Dispatcher {
                     tracing::warn!(target: DISPATCH_TRACING_TARGET, error = %e, "expiring events failed");
                 }
             }
-            this.metrics.set_in_flight(in_flight.total());
             if scan || tokio::time::Instant::now() >= scan_at {
                 scan = false;
                 starved.store(true, Ordering::SeqCst);
@@ -325,16 +325,14 @@ impl Dispatcher {
                 }
             }
         }
-        let abandoned: Vec<Claimed> = leases
-            .lock()
-            .map(|mut l| l.drain().map(|(_, c)| c).collect())
-            .unwrap_or_default();
+        let abandoned: Vec<(EventId, (i64, String))> =
+            leases.lock().map(|mut l| l.drain().collect()).unwrap_or_default();
         let now = clock.now_ms();
-        for c in abandoned {
+        for (id, (lease_token, origin)) in abandoned {
             let _ = finish_tx.send(Finish {
-                id: c.id,
-                lease_token: c.lease_token,
-                origin: c.origin,
+                id,
+                lease_token,
+                origin,
                 outcome: Outcome::RetryAt(now),
                 facts: Some(AttemptFacts {
                     status: ActivityStatus::ConnectionError,
@@ -352,13 +350,13 @@ impl Dispatcher {
     }
 
     /// The body and destination of `c` as sent: unsealed when encrypted at rest.
-    fn unseal(&self, c: &Claimed) -> Result<(Vec<u8>, OutboxDestination), OutboxError> {
+    fn unseal(&self, c: &Claimed, stored: Vec<u8>) -> Result<(Vec<u8>, OutboxDestination), OutboxError> {
         let ring = self.outbox.config().encryption.as_ref();
-        let body = if crate::crypto::is_sealed(&c.body) {
+        let body = if crate::crypto::is_sealed(&stored) {
             ring.ok_or_else(|| OutboxError::Crypto("the body is encrypted and no keyring is configured".to_owned()))?
-                .open(c.id.as_str(), "body", &c.body)?
+                .open(c.id.as_str(), "body", &stored)?
         } else {
-            c.body.clone()
+            stored
         };
         let destination = match c.destination.legacy() {
             Some((scheme, sealed)) if crate::crypto::is_sealed_text(sealed) => {
@@ -374,7 +372,7 @@ impl Dispatcher {
     }
 
     /// One attempt of one claimed event, and how it ends.
-    async fn attempt(&self, c: Claimed) -> Finish {
+    async fn attempt(&self, mut c: Claimed) -> Finish {
         let clock = &self.outbox.config().clock;
         let now = clock.now_ms();
         let finish = |outcome: Outcome, facts: Option<AttemptFacts>, now_ms: i64| Finish {
@@ -400,7 +398,8 @@ impl Dispatcher {
             tracing::error!(target: DISPATCH_TRACING_TARGET, id = %c.id, scope = %c.signing_scope, "no signing key for this signing scope; the event waits");
             return finish(Outcome::Release(now.saturating_add(60_000)), None, now);
         };
-        let (body, destination) = match self.unseal(&c) {
+        let stored = std::mem::take(&mut c.body);
+        let (body, destination) = match self.unseal(&c, stored) {
             Ok(parts) => parts,
             Err(e) => {
                 // A key missing from the ring may be added back: wait.
@@ -562,7 +561,7 @@ async fn finisher(
 /// record as abandoned those it had to cut).
 struct Attempts {
     tasks: JoinSet<()>,
-    leases: Arc<Mutex<HashMap<String, Claimed>>>,
+    leases: Arc<Mutex<HashMap<EventId, (i64, String)>>>,
     finish_tx: mpsc::UnboundedSender<Finish>,
 }
 
@@ -570,13 +569,13 @@ impl Attempts {
     /// Starts the attempt of `c` (its slot is already counted).
     fn start(&mut self, this: &Arc<Dispatcher>, c: Claimed) {
         if let Ok(mut l) = self.leases.lock() {
-            l.insert(c.id.as_str().to_owned(), c.clone());
+            l.insert(c.id.clone(), (c.lease_token, c.origin.clone()));
         }
         let this = Arc::clone(this);
         let tx = self.finish_tx.clone();
         let leases = Arc::clone(&self.leases);
         self.tasks.spawn(async move {
-            let id = c.id.as_str().to_owned();
+            let id = c.id.clone();
             let finish = this.attempt(c).await;
             if let Ok(mut l) = leases.lock() {
                 l.remove(&id);

@@ -65,10 +65,15 @@ async fn the_outbox_shares_a_file_without_touching_the_applications_user_version
     migrate_sqlite(&conn, "app_outbox_").unwrap();
     let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(v, 7);
-    let versions: i64 = conn
-        .query_row("SELECT COUNT(*) FROM app_outbox_schema_version", [], |r| r.get(0))
+    // One row per version applied, none twice.
+    let (rows, newest): (i64, i64) = conn
+        .query_row(
+            "SELECT COUNT(*), MAX(version) FROM app_outbox_schema_version",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
-    assert_eq!(versions, 1);
+    assert_eq!((rows, newest), (2, 2));
     assert!(migrate_sqlite(&conn, "bad-prefix").is_err());
 }
 

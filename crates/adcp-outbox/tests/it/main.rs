@@ -7,6 +7,7 @@
 
 mod delivery;
 mod enqueue;
+mod records;
 mod relay_api;
 mod relay_props;
 mod support;

@@ -252,7 +252,9 @@ async fn migrate_locked(client: &Client, schema: Option<&str>, p: &str) -> Resul
     for version in current + 1..=SCHEMA_VERSION {
         let text = migration(version, p, true)
             .ok_or_else(|| OutboxError::Schema(format!("no migration to version {version}")))?;
-        client.batch_execute(&text).await.map_err(pg)?;
+        if !text.is_empty() {
+            client.batch_execute(&text).await.map_err(pg)?;
+        }
         let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
         client
             .execute(

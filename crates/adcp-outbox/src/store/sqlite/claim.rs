@@ -2,7 +2,6 @@
 //! leased with their pending activity records.
 
 use super::sql::Sql;
-use crate::activity::redact_url;
 use crate::breaker::BreakerState;
 use crate::event::OutboxDestination;
 use crate::id::EventId;
@@ -53,30 +52,18 @@ pub(super) fn save_breaker(conn: &Connection, q: &Sql, origin: &str, b: &Breaker
     Ok(())
 }
 
-/// The `pending` activity record of the attempt `c` is about to make.
-pub(super) fn pending_record(
+/// Records the attempt under way on event `id` as ended (before its row
+/// leaves the attempt); nothing for an event without a notification type.
+pub(super) fn record_attempt(
     conn: &Connection,
     q: &Sql,
-    c: &Claimed,
-    kind: &str,
-    sequence_number: Option<i64>,
-    body_size: u64,
-    now: i64,
+    id: &str,
+    completed_at: i64,
+    facts: (&str, Option<i64>, Option<i64>, Option<&str>),
 ) -> rusqlite::Result<()> {
-    conn.prepare_cached(&q.pending_record)?.execute(params![
-        c.id.as_str(),
-        i64::from(c.attempt),
-        c.idempotency_key,
-        c.notification_id,
-        kind,
-        c.subscriber_id,
-        sequence_number,
-        c.principal,
-        c.destination.url(),
-        redact_url(c.destination.url()),
-        now,
-        i64::try_from(body_size).unwrap_or(i64::MAX),
-    ])?;
+    let (status, http, response_time, error) = facts;
+    conn.prepare_cached(&q.record_attempt)?
+        .execute(params![id, completed_at, status, http, response_time, error])?;
     Ok(())
 }
 
@@ -90,16 +77,16 @@ pub(super) fn claim_in(
     token_base: i64,
 ) -> rusqlite::Result<Vec<Claimed>> {
     let now = req.now_ms;
-    // Leases whose worker vanished: their pending record is closed as
+    // Leases whose worker vanished: their attempt is recorded as
     // abandoned and the event is due again at once.
-    let stale: Vec<(String, i64)> = conn
+    let stale: Vec<String> = conn
         .prepare_cached(&q.stale)?
-        .query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map(params![now], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    for (id, attempt) in stale {
-        conn.prepare_cached(&q.stale_activity)?
-            .execute(params![id, attempt, now, ABANDONED])?;
-        conn.prepare_cached(&q.stale_event)?.execute(params![id, now, ABANDONED])?;
+    for id in stale {
+        record_attempt(conn, q, &id, now, ("connection_error", None, None, Some(ABANDONED)))?;
+        conn.prepare_cached(&q.stale_event)?
+            .execute(params![id, now, ABANDONED])?;
     }
     let open = open_breakers(conn, q)?;
     let mut room: HashMap<String, usize> = HashMap::new();
@@ -166,37 +153,29 @@ pub(super) fn claim_in(
                         (Some(scheme), Some(cred)) => Some((scheme, String::from_utf8_lossy(&cred).into_owned())),
                         _ => None,
                     };
-                    Ok((
-                        Claimed {
-                            id: EventId::from_stored(id.clone()),
-                            lease_token: token,
-                            attempt: u32::try_from(r.get::<_, i64>(0)?).unwrap_or(u32::MAX),
-                            body: r.get(1)?,
-                            idempotency_key: r.get(2)?,
-                            destination: OutboxDestination::from_parts(r.get(3)?, r.get(4)?, legacy),
-                            origin: origin.clone(),
-                            signing_scope: r.get(7)?,
-                            notification_type: r.get(8)?,
-                            notification_id: r.get(9)?,
-                            subscriber_id: r.get(10)?,
-                            principal: r.get(12)?,
-                            deadline_ms: r.get(13)?,
-                            probe,
-                            enqueued_at_ms: r.get(15)?,
-                        },
-                        r.get::<_, Option<i64>>(11)?,
-                        r.get::<_, i64>(14)?,
-                    ))
+                    Ok(Claimed {
+                        id: EventId::from_stored(id.clone()),
+                        lease_token: token,
+                        attempt: u32::try_from(r.get::<_, i64>(0)?).unwrap_or(u32::MAX),
+                        body: r.get(1)?,
+                        idempotency_key: r.get(2)?,
+                        destination: OutboxDestination::from_parts(r.get(3)?, r.get(4)?, legacy),
+                        origin: origin.clone(),
+                        signing_scope: r.get(7)?,
+                        notification_type: r.get(8)?,
+                        notification_id: r.get(9)?,
+                        subscriber_id: r.get(10)?,
+                        principal: r.get(11)?,
+                        deadline_ms: r.get(12)?,
+                        probe,
+                        enqueued_at_ms: r.get(13)?,
+                    })
                 },
             )
             .optional()?;
-        let Some((c, sequence_number, body_size)) = c else {
+        let Some(c) = c else {
             continue;
         };
-        if let Some(kind) = &c.notification_type {
-            let size = u64::try_from(body_size).unwrap_or(0);
-            pending_record(conn, q, &c, kind, sequence_number, size, now)?;
-        }
         if probe {
             conn.prepare_cached(&q.breaker_probe_until)?
                 .execute(params![c.origin, now.saturating_add(req.lease_ms)])?;

@@ -122,16 +122,8 @@ pub(super) fn enqueue_in(
             insert.execute(params![resource, row.id.as_str()])?;
         }
     }
-    let claimed = match lease {
-        Some(grant) => {
-            let c = leased(row, grant);
-            if let Some(kind) = &c.notification_type {
-                super::claim::pending_record(conn, q, &c, kind, row.sequence_number, row.body_size, now)?;
-            }
-            Some(c)
-        }
-        None => None,
-    };
+    // A leased row is its attempt's pending record (`attempt_at` set).
+    let claimed = lease.map(|grant| leased(row, grant));
     let done = Enqueued {
         id: row.id.clone(),
         idempotency_key: row.idempotency_key.clone(),

@@ -1,7 +1,7 @@
 //! Outcomes: fenced by the lease token, the event and its activity record
 //! updated, the destination's breaker fed; expiry and the next due time.
 
-use super::claim::{breaker, save_breaker};
+use super::claim::{breaker, record_attempt, save_breaker};
 use super::sql::Sql;
 use crate::activity::{clip_message, ActivityStatus};
 use crate::breaker::BreakerPolicy;
@@ -10,13 +10,11 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 /// Records one outcome; `false` when `f`'s lease is no longer current.
 pub(super) fn finish_in(conn: &Connection, q: &Sql, f: &Finish, policy: &BreakerPolicy) -> rusqlite::Result<bool> {
-    let current: Option<(i64, i64)> = conn
+    let current: Option<i64> = conn
         .prepare_cached(&q.fence)?
-        .query_row(params![f.id.as_str(), f.lease_token, f.now_ms], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(params![f.id.as_str(), f.lease_token, f.now_ms], |r| r.get(0))
         .optional()?;
-    let Some((attempt, probe)) = current else {
+    let Some(probe) = current else {
         return Ok(false);
     };
     let now = f.now_ms;
@@ -26,8 +24,7 @@ pub(super) fn finish_in(conn: &Connection, q: &Sql, f: &Finish, policy: &Breaker
         _ => None,
     };
     if let Some((state, at, reason)) = undone {
-        conn.prepare_cached(&q.undo_record)?
-            .execute(params![f.id.as_str(), attempt])?;
+        // Not attempted after all: the attempt is undone, with no record.
         conn.prepare_cached(&q.undo_event)?
             .execute(params![f.id.as_str(), state.as_str(), at, reason, now])?;
         if probe != 0 {
@@ -49,6 +46,18 @@ pub(super) fn finish_in(conn: &Connection, q: &Sql, f: &Finish, policy: &Breaker
     let http = facts.and_then(|x| x.http_status).map(i64::from);
     let error = facts.and_then(|x| x.error_message.as_deref()).map(clip_message);
     let completed = facts.map_or(now, |x| x.completed_at_ms);
+    record_attempt(
+        conn,
+        q,
+        f.id.as_str(),
+        completed,
+        (
+            status.as_str(),
+            http,
+            facts.and_then(|x| x.response_time_ms),
+            error.as_deref(),
+        ),
+    )?;
     conn.prepare_cached(&q.done_event)?.execute(params![
         f.id.as_str(),
         state.as_str(),
@@ -58,15 +67,6 @@ pub(super) fn finish_in(conn: &Connection, q: &Sql, f: &Finish, policy: &Breaker
         error,
         reason,
         now
-    ])?;
-    conn.prepare_cached(&q.done_record)?.execute(params![
-        f.id.as_str(),
-        attempt,
-        completed,
-        status.as_str(),
-        http,
-        facts.and_then(|x| x.response_time_ms),
-        error
     ])?;
     if let Some(facts) = facts {
         let mut b = breaker(conn, q, &f.origin)?;

@@ -128,7 +128,9 @@ pub fn migrate_sqlite(conn: &Connection, prefix: &str) -> Result<(), OutboxError
         for version in current + 1..=SCHEMA_VERSION {
             let sql = migration(version, prefix, false)
                 .ok_or_else(|| OutboxError::Schema(format!("no migration to version {version}")))?;
-            conn.execute_batch(&sql).map_err(unavailable)?;
+            if !sql.is_empty() {
+                conn.execute_batch(&sql).map_err(unavailable)?;
+            }
             conn.execute(
                 &format!("INSERT INTO {prefix}schema_version (version, applied_at) VALUES (?1, ?2)"),
                 params![version, crate::clock::Clock::now_ms(&crate::clock::SystemClock)],
@@ -225,9 +227,9 @@ impl SqliteOutbox {
         lease: Option<LeaseGrant>,
     ) -> Result<(Enqueued, Option<Claimed>), OutboxError> {
         let done = self
-            .run(move |conn, q| {
-                Ok(enqueue::enqueue_in(conn, q, &row, lease.as_ref()).map_err(|e| refusal(&e).ok_or(e)))
-            })
+            .run(
+                move |conn, q| Ok(enqueue::enqueue_in(conn, q, &row, lease.as_ref()).map_err(|e| refusal(&e).ok_or(e))),
+            )
             .await?;
         let done = match done {
             Ok(done) => done,
@@ -255,7 +257,8 @@ impl OutboxStore for SqliteOutbox {
 
     async fn claim(&self, request: ClaimRequest) -> Result<Vec<Claimed>, OutboxError> {
         let token_base = lease_token();
-        self.run(move |conn, q| claim::claim_in(conn, q, &request, token_base)).await
+        self.run(move |conn, q| claim::claim_in(conn, q, &request, token_base))
+            .await
     }
 
     async fn finish(&self, batch: Vec<Finish>) -> Result<Vec<bool>, OutboxError> {
@@ -313,5 +316,66 @@ impl OutboxStore for SqliteOutbox {
 
     fn wakeups(&self) -> Arc<Notify> {
         Arc::clone(&self.wake)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::activity::ActivityStatus;
+    use crate::store::ActivitySelector;
+
+    /// A version-1 file with an attempt in flight (its pending record) and
+    /// one finished attempt keeps both records through the migration.
+    #[test]
+    fn version_1_files_keep_their_records() {
+        let conn = Connection::open_in_memory().unwrap();
+        let p = "t_";
+        conn.execute_batch(&version_table(p, false)).unwrap();
+        conn.execute_batch(&migration(1, p, false).unwrap()).unwrap();
+        conn.execute("INSERT INTO t_schema_version VALUES (1, 0)", []).unwrap();
+        conn.execute_batch(
+            "INSERT INTO t_events (id, signing_scope, idempotency_key, fingerprint, body, body_size,
+                notification_type, principal, url, origin, state, attempts, enqueued_at, horizon_ms,
+                next_attempt_at, first_attempt_at, deadline_at, lease_token, lease_until)
+             VALUES ('evt_1', 'default', 'key_0123456789abcdef', x'00', x'7b7d', 2, 'account.status_changed',
+                'p1', 'https://b.example/h', 'https://b.example', 'in_flight', 2, 10, 86400000, 20, 20,
+                86400020, 5, 99999);
+             INSERT INTO t_activity VALUES ('evt_1', 1, 'key_0123456789abcdef', NULL, 'account.status_changed',
+                NULL, NULL, 'p1', 'https://b.example/h', 'https://b.example/h', 20, 25, 'failed', 503, 5, 2, 'HTTP 503');
+             INSERT INTO t_activity VALUES ('evt_1', 2, 'key_0123456789abcdef', NULL, 'account.status_changed',
+                NULL, NULL, 'p1', 'https://b.example/h', 'https://b.example/h', 40, NULL, 'pending', NULL, NULL, 2, NULL);",
+        )
+        .unwrap();
+        migrate_sqlite(&conn, p).unwrap();
+        let q = Sql::new(p);
+        let records = query::activity_in(
+            &conn,
+            &q,
+            &ActivityQuery {
+                selector: ActivitySelector::Principal {
+                    principal: "p1".into(),
+                    resource: None,
+                },
+                limit: 10,
+            },
+        )
+        .unwrap();
+        let seen: Vec<_> = records
+            .iter()
+            .map(|r| (r.attempt, r.status, r.fired_at_ms, r.completed_at_ms))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (2, ActivityStatus::Pending, 40, None),
+                (1, ActivityStatus::Failed, 20, Some(25))
+            ]
+        );
+        let version: i64 = conn
+            .query_row("SELECT MAX(version) FROM t_schema_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
     }
 }

@@ -39,9 +39,7 @@ fn view(r: &Row<'_>) -> rusqlite::Result<EventView> {
 }
 
 pub(super) fn get_in(conn: &Connection, q: &Sql, id: &str) -> rusqlite::Result<Option<EventView>> {
-    conn.prepare_cached(&q.get)?
-        .query_row(params![id], view)
-        .optional()
+    conn.prepare_cached(&q.get)?.query_row(params![id], view).optional()
 }
 
 pub(super) fn list_in(conn: &Connection, q: &Sql, filter: &ListFilter) -> rusqlite::Result<Vec<EventView>> {
@@ -78,8 +76,7 @@ pub(super) fn redrive_in(conn: &Connection, q: &Sql, id: &str, now: i64) -> rusq
             crate::clock::rfc3339_ms(end)
         ))));
     }
-    conn.prepare_cached(&q.redrive)?
-    .execute(params![id, now, end])?;
+    conn.prepare_cached(&q.redrive)?.execute(params![id, now, end])?;
     get_in(conn, q, id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
 }
 
@@ -94,7 +91,8 @@ fn record(r: &Row<'_>) -> rusqlite::Result<ActivityRecord> {
         sequence_number: r.get(6)?,
         attempt: u32::try_from(r.get::<_, i64>(7)?).unwrap_or(1),
         status: ActivityStatus::parse(&r.get::<_, String>(8)?).unwrap_or(ActivityStatus::Pending),
-        url: r.get(9)?,
+        // Stored as registered; the record shows it redacted.
+        url: redact_url(&r.get::<_, String>(9)?),
         http_status_code: r.get::<_, Option<i64>>(10)?.and_then(|s| u16::try_from(s).ok()),
         response_time_ms: r.get(11)?,
         payload_size_bytes: u64::try_from(r.get::<_, i64>(12)?).unwrap_or(0),
@@ -104,7 +102,7 @@ fn record(r: &Row<'_>) -> rusqlite::Result<ActivityRecord> {
 
 pub(super) fn activity_in(conn: &Connection, sql: &Sql, q: &ActivityQuery) -> rusqlite::Result<Vec<ActivityRecord>> {
     let limit = i64::from(q.limit.clamp(1, crate::store::MAX_ACTIVITY_LIMIT));
-        match &q.selector {
+    match &q.selector {
         ActivitySelector::Principal {
             principal,
             resource: None,
@@ -126,22 +124,28 @@ pub(super) fn activity_in(conn: &Connection, sql: &Sql, q: &ActivityQuery) -> ru
     }
 }
 
+/// Deletes what the retention no longer keeps. Ids start with the enqueue
+/// time and an event finishes within two horizons of its enqueue (a
+/// never-attempted one expires one horizon after it; an attempted one one
+/// horizon after its first attempt, itself within the first horizon), so
+/// everything of an event enqueued two longest horizons before `cutoff`
+/// finished, and was recorded, before `cutoff`: records are kept at least
+/// the retention, and at most two horizons more.
 pub(super) fn purge_in(conn: &Connection, q: &Sql, cutoff: i64) -> rusqlite::Result<u64> {
     let p = &q.prefix;
-    let mut n = conn.execute(
-        &format!("DELETE FROM {p}activity WHERE completed_at < ?1 OR (completed_at IS NULL AND fired_at < ?1)"),
-        params![cutoff],
-    )?;
+    let longest = i64::try_from(adcp_webhook::RetryPolicy::MAX_HORIZON.as_millis()).unwrap_or(i64::MAX);
+    let bound = EventId::time_floor(cutoff.saturating_sub(longest.saturating_mul(2)));
+    let mut n = conn.execute(&format!("DELETE FROM {p}activity WHERE event_id < ?1"), params![bound])?;
     n += conn.execute(
-        &format!("DELETE FROM {p}events WHERE finished_at IS NOT NULL AND finished_at < ?1"),
-        params![cutoff],
+        &format!("DELETE FROM {p}events WHERE id < ?1 AND finished_at IS NOT NULL"),
+        params![bound],
     )?;
     n += conn.execute(
         &format!(
-            "DELETE FROM {p}resources WHERE event_id NOT IN (SELECT id FROM {p}events)
-               AND event_id NOT IN (SELECT event_id FROM {p}activity)"
+            "DELETE FROM {p}resources WHERE event_id < ?1
+               AND NOT EXISTS (SELECT 1 FROM {p}events e WHERE e.id = {p}resources.event_id)"
         ),
-        [],
+        params![bound],
     )?;
     n += conn.execute(
         &format!(
@@ -162,12 +166,8 @@ pub(super) fn stats_in(conn: &Connection, q: &Sql) -> rusqlite::Result<OutboxSta
             Err(e) => Some(Err(e)),
         })
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let oldest = conn
-        .prepare_cached(&q.stats_oldest)?
-        .query_row([], |r| r.get(0))?;
-    let open: i64 = conn
-        .prepare_cached(&q.stats_open)?
-        .query_row([], |r| r.get(0))?;
+    let oldest = conn.prepare_cached(&q.stats_oldest)?.query_row([], |r| r.get(0))?;
+    let open: i64 = conn.prepare_cached(&q.stats_open)?.query_row([], |r| r.get(0))?;
     Ok(OutboxStats {
         by_state,
         oldest_pending_enqueued_ms: oldest,

@@ -13,15 +13,23 @@ const VIEW_COLUMNS: &str = "id, idempotency_key, state, attempts, notification_t
     signing_scope, principal, url, enqueued_at, first_attempt_at, next_attempt_at, deadline_at, last_status,
     last_http_status, last_error, reason, superseded_by, finished_at";
 
-/// The columns of an activity record, in `record`'s order.
+/// The columns of a stored activity record, in `record`'s order.
 const RECORD_COLUMNS: &str = "a.idempotency_key, a.notification_id, a.subscriber_id, a.fired_at, a.completed_at,
-    a.notification_type, a.sequence_number, a.attempt, a.status, a.url, a.http_status_code, a.response_time_ms,
-    a.payload_size_bytes, a.error_message";
+    a.notification_type, a.sequence_number, a.attempt, a.status, a.target_url, a.http_status_code,
+    a.response_time_ms, a.payload_size_bytes, a.error_message";
 
-/// What a lease read back returns, in `claimed_from`'s order.
+/// The same columns for the `pending` record of an attempt in flight,
+/// read from its event's row.
+const PENDING_COLUMNS: &str = "e.idempotency_key, e.notification_id, e.subscriber_id,
+    COALESCE(e.attempt_at, e.first_attempt_at, e.enqueued_at), NULL, e.notification_type, e.sequence_number,
+    e.attempts, 'pending', e.url, NULL, NULL, e.body_size, NULL";
+
+/// The events whose attempt is in flight and has a record.
+const IN_FLIGHT: &str = "e.state = 'in_flight' AND e.notification_type IS NOT NULL";
+
+/// What a lease read back returns, in `claim_in`'s order.
 const LEASED_COLUMNS: &str = "attempts, body, idempotency_key, url, operation_id, auth_scheme, auth_credentials,
-    signing_scope, notification_type, notification_id, subscriber_id, sequence_number, principal, deadline_at,
-    body_size, enqueued_at";
+    signing_scope, notification_type, notification_id, subscriber_id, principal, deadline_at, enqueued_at";
 
 /// Every statement of the outbox for one table prefix.
 #[derive(Debug)]
@@ -40,17 +48,14 @@ pub(super) struct Sql {
     pub(super) breaker_probe_until: String,
     pub(super) push_back: String,
     pub(super) stale: String,
-    pub(super) stale_activity: String,
     pub(super) stale_event: String,
     pub(super) probe: String,
     pub(super) candidates: String,
     pub(super) lease: String,
-    pub(super) pending_record: String,
+    pub(super) record_attempt: String,
     pub(super) fence: String,
-    pub(super) undo_record: String,
     pub(super) undo_event: String,
     pub(super) done_event: String,
-    pub(super) done_record: String,
     pub(super) expire: String,
     pub(super) next_due: String,
     pub(super) get: String,
@@ -68,7 +73,8 @@ pub(super) struct Sql {
 impl Sql {
     /// The statements for tables prefixed `p` (already checked).
     pub(super) fn new(p: &str) -> Self {
-        let order = "ORDER BY a.fired_at DESC, a.attempt DESC LIMIT";
+        // Columns 4 and 8 of both halves: fired_at, attempt.
+        let order = "ORDER BY 4 DESC, 8 DESC LIMIT";
         Self {
             prefix: p.to_owned(),
             existing: format!(
@@ -92,11 +98,12 @@ impl Sql {
                     notification_type, notification_id, subscriber_id, sequence_number, channel_id, principal,
                     url, origin, operation_id, auth_scheme, auth_credentials, coalescing_key, state, attempts,
                     enqueued_at, horizon_ms, next_attempt_at, deadline_at, lease_token, lease_owner, lease_until,
-                    first_attempt_at)
+                    first_attempt_at, attempt_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
                     CASE WHEN ?24 IS NULL THEN 'pending' ELSE 'in_flight' END,
                     CASE WHEN ?24 IS NULL THEN 0 ELSE 1 END,
-                    ?20, ?21, ?22, ?23, ?24, ?25, ?26, CASE WHEN ?24 IS NULL THEN NULL ELSE ?20 END)"
+                    ?20, ?21, ?22, ?23, ?24, ?25, ?26, CASE WHEN ?24 IS NULL THEN NULL ELSE ?20 END,
+                    CASE WHEN ?24 IS NULL THEN NULL ELSE ?20 END)"
             ),
             resource: format!("INSERT OR IGNORE INTO {p}resources (resource, event_id) VALUES (?1, ?2)"),
             breaker_open: format!("SELECT open FROM {p}breakers WHERE origin = ?1"),
@@ -119,11 +126,7 @@ impl Sql {
                 "UPDATE {p}events SET next_attempt_at = MAX(next_attempt_at, ?2)
                  WHERE origin = ?1 AND state = 'pending'"
             ),
-            stale: format!("SELECT id, attempts FROM {p}events WHERE state = 'in_flight' AND lease_until <= ?1"),
-            stale_activity: format!(
-                "UPDATE {p}activity SET status = 'connection_error', completed_at = ?3, error_message = ?4
-                 WHERE event_id = ?1 AND attempt = ?2 AND status = 'pending'"
-            ),
+            stale: format!("SELECT id FROM {p}events WHERE state = 'in_flight' AND lease_until <= ?1"),
             stale_event: format!(
                 "UPDATE {p}events SET state = 'pending', lease_token = NULL, lease_owner = NULL, lease_until = NULL,
                     probe = 0, next_attempt_at = ?2, last_status = 'connection_error', last_http_status = NULL,
@@ -143,24 +146,27 @@ impl Sql {
             ),
             lease: format!(
                 "UPDATE {p}events SET state = 'in_flight', attempts = attempts + 1, lease_token = ?2,
-                    lease_owner = ?3, lease_until = ?4, probe = ?5,
+                    lease_owner = ?3, lease_until = ?4, probe = ?5, attempt_at = ?6,
                     deadline_at = CASE WHEN first_attempt_at IS NULL THEN ?6 + horizon_ms ELSE deadline_at END,
                     first_attempt_at = COALESCE(first_attempt_at, ?6)
                  WHERE id = ?1 AND state = 'pending'
                  RETURNING {LEASED_COLUMNS}"
             ),
-            pending_record: format!(
+            // One attempt's record, from its event's row (before the row
+            // leaves the attempt): ?2 completed, ?3 status, ?4 HTTP status,
+            // ?5 response time, ?6 error.
+            record_attempt: format!(
                 "INSERT OR REPLACE INTO {p}activity (event_id, attempt, idempotency_key, notification_id,
-                    notification_type, subscriber_id, sequence_number, principal, target_url, url, fired_at,
+                    notification_type, subscriber_id, sequence_number, principal, target_url, fired_at,
                     completed_at, status, http_status_code, response_time_ms, payload_size_bytes, error_message)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL, 'pending', NULL, NULL, ?12, NULL)"
+                 SELECT id, attempts, idempotency_key, notification_id, notification_type, subscriber_id,
+                    sequence_number, principal, url, COALESCE(attempt_at, first_attempt_at, ?2), ?2, ?3, ?4, ?5,
+                    body_size, ?6
+                 FROM {p}events WHERE id = ?1 AND notification_type IS NOT NULL"
             ),
             fence: format!(
-                "SELECT attempts, probe FROM {p}events
+                "SELECT probe FROM {p}events
                  WHERE id = ?1 AND lease_token = ?2 AND state = 'in_flight' AND lease_until > ?3"
-            ),
-            undo_record: format!(
-                "DELETE FROM {p}activity WHERE event_id = ?1 AND attempt = ?2 AND status = 'pending'"
             ),
             undo_event: format!(
                 "UPDATE {p}events SET state = ?2, attempts = attempts - 1, next_attempt_at = ?3,
@@ -176,11 +182,6 @@ impl Sql {
                     last_status = ?4, last_http_status = ?5, last_error = ?6, reason = ?7,
                     finished_at = CASE WHEN ?2 = 'pending' THEN NULL ELSE ?8 END
                  WHERE id = ?1"
-            ),
-            done_record: format!(
-                "UPDATE {p}activity SET completed_at = ?3, status = ?4, http_status_code = ?5, response_time_ms = ?6,
-                    error_message = ?7
-                 WHERE event_id = ?1 AND attempt = ?2 AND status = 'pending'"
             ),
             expire: format!(
                 "UPDATE {p}events SET state = 'expired', finished_at = ?1,
@@ -213,13 +214,22 @@ impl Sql {
                  WHERE id = ?1"
             ),
             activity_principal: format!(
-                "SELECT {RECORD_COLUMNS} FROM {p}activity a WHERE a.principal = ?1 {order} ?2"
+                "SELECT {RECORD_COLUMNS} FROM {p}activity a WHERE a.principal = ?1
+                 UNION ALL SELECT {PENDING_COLUMNS} FROM {p}events e WHERE {IN_FLIGHT} AND e.principal = ?1
+                 {order} ?2"
             ),
             activity_resource: format!(
                 "SELECT {RECORD_COLUMNS} FROM {p}activity a JOIN {p}resources r ON r.event_id = a.event_id
-                 WHERE a.principal = ?1 AND r.resource = ?2 {order} ?3"
+                   WHERE a.principal = ?1 AND r.resource = ?2
+                 UNION ALL SELECT {PENDING_COLUMNS} FROM {p}events e JOIN {p}resources r ON r.event_id = e.id
+                   WHERE {IN_FLIGHT} AND e.principal = ?1 AND r.resource = ?2
+                 {order} ?3"
             ),
-            activity_url: format!("SELECT {RECORD_COLUMNS} FROM {p}activity a WHERE a.target_url = ?1 {order} ?2"),
+            activity_url: format!(
+                "SELECT {RECORD_COLUMNS} FROM {p}activity a WHERE a.target_url = ?1
+                 UNION ALL SELECT {PENDING_COLUMNS} FROM {p}events e WHERE {IN_FLIGHT} AND e.url = ?1
+                 {order} ?2"
+            ),
             stats_states: format!("SELECT state, COUNT(*) FROM {p}events GROUP BY state"),
             stats_oldest: format!("SELECT MIN(enqueued_at) FROM {p}events WHERE state = 'pending'"),
             stats_open: format!("SELECT COUNT(*) FROM {p}breakers WHERE open = 1"),
