@@ -47,6 +47,9 @@ trait Job: Send {
     fn run(&mut self, conn: &Connection) -> Result<(), String>;
     /// Sends the caller its kept result, or `error` instead.
     fn answer(self: Box<Self>, error: Option<String>);
+    /// Whether it runs in a savepoint of its own (see
+    /// [`SqliteWriter::submit_unguarded`]).
+    fn guarded(&self) -> bool;
 }
 
 /// A [`Job`] running `f` and replying on a oneshot channel.
@@ -54,6 +57,7 @@ struct Op<T, F> {
     f: F,
     result: Option<Result<T, String>>,
     reply: oneshot::Sender<Result<T, String>>,
+    guarded: bool,
 }
 
 impl<T, F> Job for Op<T, F>
@@ -80,6 +84,10 @@ where
         };
         // The caller may have given up (its future was dropped): nothing to do.
         let _ = self.reply.send(answer);
+    }
+
+    fn guarded(&self) -> bool {
+        self.guarded
     }
 }
 
@@ -142,8 +150,42 @@ impl SqliteWriter {
         T: Send + 'static,
         F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
+        self.queue(f, true)
+    }
+
+    /// [`submit`](Self::submit) for an operation that runs without a
+    /// savepoint of its own: cheaper (SQLite keeps no statement-journal copy
+    /// of the pages it changes, one per page per job), for operations whose
+    /// errors are the store's own (I/O, a full disk) rather than expected
+    /// refusals. An `Err` from `f` (or a panic) rolls back the whole batch
+    /// transaction: `f` answers its error and the batch's other jobs run
+    /// again in a new transaction, so no partial effect of `f` survives.
+    /// An operation that refuses by design should return its refusal as a
+    /// value, before writing anything.
+    ///
+    /// # Errors
+    ///
+    /// The writer thread has stopped.
+    pub fn submit_unguarded<T, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T, String>>, String>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.queue(f, false)
+    }
+
+    fn queue<T, F>(&self, f: F, guarded: bool) -> Result<oneshot::Receiver<Result<T, String>>, String>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
-        let job = Box::new(Op { f, result: None, reply });
+        let job = Box::new(Op {
+            f,
+            result: None,
+            reply,
+            guarded,
+        });
         self.jobs
             .as_ref()
             .ok_or_else(stopped)?
@@ -202,7 +244,12 @@ fn commit_batch(conn: &Connection, mut pending: VecDeque<Box<dyn Job>>) {
         }
         let mut applied: Vec<Box<dyn Job>> = Vec::with_capacity(pending.len());
         while let Some(mut job) = pending.pop_front() {
-            match run_in_savepoint(conn, job.as_mut()) {
+            let step = if job.guarded() {
+                run_in_savepoint(conn, job.as_mut())
+            } else {
+                run_unguarded(conn, job.as_mut())
+            };
+            match step {
                 Step::Applied => applied.push(job),
                 Step::Failed(error) => job.answer(error),
                 Step::TransactionLost(error) => {
@@ -272,6 +319,15 @@ fn run_in_savepoint(conn: &Connection, job: &mut dyn Job) -> Step {
     }
 }
 
+/// Runs a job without a savepoint: a failure loses the batch transaction.
+fn run_unguarded(conn: &Connection, job: &mut dyn Job) -> Step {
+    match catch_unwind(AssertUnwindSafe(|| job.run(conn))) {
+        Ok(Ok(())) => Step::Applied,
+        Ok(Err(_)) => Step::TransactionLost(None),
+        Err(_) => Step::TransactionLost(Some("sqlite: the store operation panicked".to_owned())),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -313,6 +369,45 @@ mod tests {
         writer
             .submit(|conn: &Connection| conn.query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0)))
             .unwrap()
+    }
+
+    #[test]
+    fn an_unguarded_job_that_fails_leaves_nothing_and_its_batch_runs_again() {
+        let writer = writer();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let held = hold(&writer);
+        let first = insert(&writer, 1, &runs);
+        let fast = writer
+            .submit_unguarded(|conn: &Connection| conn.execute("INSERT INTO t (v) VALUES (5)", []))
+            .unwrap();
+        let failing = writer
+            .submit_unguarded(|conn: &Connection| {
+                conn.execute("INSERT INTO t (v) VALUES (98)", [])?;
+                conn.execute("INSERT INTO missing (v) VALUES (1)", [])
+            })
+            .unwrap();
+        let second = insert(&writer, 2, &runs);
+        let seen = writer
+            .submit(|conn: &Connection| {
+                conn.query_row("SELECT COUNT(*), COALESCE(SUM(v = 98), 0) FROM t", [], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                })
+            })
+            .unwrap();
+        held.blocking_recv().unwrap().unwrap();
+        assert_eq!(first.blocking_recv().unwrap(), Ok(1));
+        assert_eq!(fast.blocking_recv().unwrap(), Ok(1));
+        let e = failing.blocking_recv().unwrap().unwrap_err();
+        assert!(e.contains("no such table"), "{e}");
+        assert_eq!(second.blocking_recv().unwrap(), Ok(1));
+        // The failing job's first insert is gone; everything else is in,
+        // once: the jobs before it ran again in a new transaction.
+        assert_eq!(seen.blocking_recv().unwrap(), Ok((3, 0)));
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            3,
+            "the first insert ran twice, committed once"
+        );
     }
 
     #[test]

@@ -177,16 +177,39 @@ impl SqliteOutbox {
         &self.path
     }
 
-    async fn run<T, F>(&self, mut f: F) -> Result<T, OutboxError>
+    async fn run<T, F>(&self, f: F) -> Result<T, OutboxError>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection, &Sql) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.run_as(f, true).await
+    }
+
+    /// [`run`](Self::run) for the hot operations (enqueue, claim, finish):
+    /// without a savepoint of their own (see
+    /// [`SqliteWriter::submit_unguarded`]); an SQL error rolls back their
+    /// whole batch, whose other operations run again.
+    async fn run_hot<T, F>(&self, f: F) -> Result<T, OutboxError>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection, &Sql) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.run_as(f, false).await
+    }
+
+    async fn run_as<T, F>(&self, mut f: F, guarded: bool) -> Result<T, OutboxError>
     where
         T: Send + 'static,
         F: FnMut(&Connection, &Sql) -> rusqlite::Result<T> + Send + 'static,
     {
         let sql = Arc::clone(&self.sql);
-        let answer = self
-            .writer
-            .submit(move |conn| f(conn, &sql))
-            .map_err(OutboxError::Unavailable)?;
+        let job = move |conn: &Connection| f(conn, &sql);
+        let answer = if guarded {
+            self.writer.submit(job)
+        } else {
+            self.writer.submit_unguarded(job)
+        }
+        .map_err(OutboxError::Unavailable)?;
         answer
             .await
             .map_err(|_| OutboxError::Unavailable("sqlite: the writer thread stopped".to_owned()))?
@@ -220,7 +243,7 @@ fn refusal(e: &rusqlite::Error) -> Option<OutboxError> {
 }
 
 impl SqliteOutbox {
-    /// The enqueue job: a refusal comes back as `Err(Ok(refusal))`.
+    /// The enqueue job.
     async fn enqueue_job(
         &self,
         row: Insert,
@@ -263,7 +286,7 @@ impl OutboxStore for SqliteOutbox {
 
     async fn finish(&self, batch: Vec<Finish>) -> Result<Vec<bool>, OutboxError> {
         let policy = self.breaker;
-        self.run(move |conn, q| batch.iter().map(|f| finish::finish_in(conn, q, f, &policy)).collect())
+        self.run_hot(move |conn, q| batch.iter().map(|f| finish::finish_in(conn, q, f, &policy)).collect())
             .await
     }
 
