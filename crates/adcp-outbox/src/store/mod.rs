@@ -447,9 +447,10 @@ pub trait OutboxStore: Send + Sync + 'static {
     async fn redrive(&self, id: &EventId, now_ms: i64) -> Result<EventView, OutboxError>;
     /// Activity records, newest first.
     async fn activity(&self, query: &ActivityQuery) -> Result<Vec<ActivityRecord>, OutboxError>;
-    /// Deletes terminal events finished before `now - retention`, activity
-    /// records completed before it (or still pending and fired before it),
-    /// and breakers of origins with nothing left.
+    /// Deletes terminal events and activity records the retention no
+    /// longer keeps (each is kept at least `retention` after it finished or
+    /// completed; SQLite purges by enqueue time and keeps them up to two
+    /// longest horizons more), and breakers of origins with nothing left.
     async fn purge(&self, now_ms: i64, retention_ms: i64) -> Result<u64, OutboxError>;
     /// Queue figures.
     async fn stats(&self, now_ms: i64) -> Result<OutboxStats, OutboxError>;
