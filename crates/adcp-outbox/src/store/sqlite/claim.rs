@@ -1,7 +1,7 @@
 //! Claims: expired leases back to pending, breakers' probes, due events
 //! leased with their pending activity records.
 
-use super::sql::Sql;
+use super::sql::{Sql, CANDIDATE_SCANS};
 use crate::breaker::BreakerState;
 use crate::event::OutboxDestination;
 use crate::id::EventId;
@@ -115,11 +115,19 @@ pub(super) fn claim_in(
             excluded.push(origin);
         }
     }
-    let excluded = serde_json::to_string(&excluded).unwrap_or_else(|_| "[]".to_owned());
-    let scan = i64::try_from(req.limit.saturating_mul(4).max(64)).unwrap_or(i64::MAX);
+    let mut listed = String::from("|");
+    for origin in &excluded {
+        listed.push_str(origin);
+        listed.push('|');
+    }
+    let wanted = req.limit.saturating_mul(4);
+    let size = CANDIDATE_SCANS
+        .iter()
+        .position(|n| *n >= wanted)
+        .unwrap_or(CANDIDATE_SCANS.len() - 1);
     let general: Vec<(String, String)> = conn
-        .prepare_cached(&q.candidates)?
-        .query_map(params![now, excluded, scan], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .prepare_cached(&q.candidates[size])?
+        .query_map(params![now, listed], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     candidates.extend(general);
     let mut claimed = Vec::new();

@@ -31,6 +31,10 @@ const IN_FLIGHT: &str = "e.state = 'in_flight' AND e.notification_type IS NOT NU
 const LEASED_COLUMNS: &str = "attempts, body, idempotency_key, url, operation_id, auth_scheme, auth_credentials,
     signing_scope, notification_type, notification_id, subscriber_id, principal, deadline_at, enqueued_at";
 
+/// The sizes of the due-candidates scan: the smallest at least four times
+/// the claim's limit, at most the largest.
+pub(super) const CANDIDATE_SCANS: [usize; 4] = [64, 256, 1024, 4096];
+
 /// Every statement of the outbox for one table prefix.
 #[derive(Debug)]
 pub(super) struct Sql {
@@ -50,7 +54,8 @@ pub(super) struct Sql {
     pub(super) stale: String,
     pub(super) stale_event: String,
     pub(super) probe: String,
-    pub(super) candidates: String,
+    /// The due-candidates scan, one statement per [`CANDIDATE_SCANS`] size.
+    pub(super) candidates: [String; 4],
     pub(super) lease: String,
     pub(super) record_attempt: String,
     pub(super) fence: String,
@@ -138,12 +143,18 @@ impl Sql {
                  WHERE origin = ?1 AND state = 'pending' AND next_attempt_at <= ?2 AND deadline_at > ?2
                  ORDER BY attempts = 0, next_attempt_at LIMIT 1"
             ),
-            candidates: format!(
-                "SELECT id, origin FROM {p}events
-                 WHERE state = 'pending' AND next_attempt_at <= ?1 AND deadline_at > ?1
-                   AND origin NOT IN (SELECT value FROM json_each(?2))
-                 ORDER BY next_attempt_at LIMIT ?3"
-            ),
+            // ?2 lists the excluded origins as `|a|b|` (an origin has no
+            // `|`). The scan's size is a literal, one statement per size:
+            // a bound LIMIT made SQLite prepare the statement again at
+            // every run.
+            candidates: CANDIDATE_SCANS.map(|n| {
+                format!(
+                    "SELECT id, origin FROM {p}events
+                     WHERE state = 'pending' AND next_attempt_at <= ?1 AND deadline_at > ?1
+                       AND instr(?2, '|' || origin || '|') = 0
+                     ORDER BY next_attempt_at LIMIT {n}"
+                )
+            }),
             lease: format!(
                 "UPDATE {p}events SET state = 'in_flight', attempts = attempts + 1, lease_token = ?2,
                     lease_owner = ?3, lease_until = ?4, probe = ?5, attempt_at = ?6,
