@@ -236,7 +236,7 @@ impl Outbox {
         let handed = tokio::spawn(async move {
             let (done, claimed) = store.enqueue_leased(row, reservation.grant().clone()).await?;
             if let Some(claimed) = claimed {
-                if let Err(orphan) = reservation.start(claimed) {
+                if let Some(orphan) = reservation.start(claimed) {
                     release(store.as_ref(), orphan, clock.now_ms()).await;
                 }
             }

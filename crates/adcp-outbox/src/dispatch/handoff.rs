@@ -155,16 +155,17 @@ impl Reservation {
         &self.grant
     }
 
-    /// Hands the leased event to the dispatcher; gives it back when the
-    /// dispatcher has stopped (its lease is then the caller's to release).
-    pub(crate) fn start(mut self, claimed: Claimed) -> Result<(), Claimed> {
+    /// Hands the leased event to the dispatcher; gives it back (`Some`)
+    /// when the dispatcher has stopped (its lease is then the caller's to
+    /// release).
+    pub(crate) fn start(mut self, claimed: Claimed) -> Option<Claimed> {
         match self.handoff.tx.send(claimed) {
             Ok(()) => {
                 // The dispatcher owns the slot now; its finisher frees it.
                 self.armed = false;
-                Ok(())
+                None
             }
-            Err(mpsc::error::SendError(claimed)) => Err(claimed),
+            Err(mpsc::error::SendError(claimed)) => Some(claimed),
         }
     }
 }
