@@ -13,7 +13,6 @@ use crate::id::EventId;
 use crate::schedule::ms;
 use crate::store::{
     lease_token, ActivityQuery, Claimed, Enqueued, EventView, Finish, Insert, ListFilter, OutboxStats, OutboxStore,
-    Outcome,
 };
 use adcp_sign::{OsRandom, RandomSource};
 use adcp_webhook::RetryPolicy;
@@ -309,15 +308,7 @@ impl Outbox {
 /// it: pending, due now, its attempt undone (a failure leaves the lease to
 /// expire, after which any worker retries it).
 async fn release(store: &dyn OutboxStore, c: Claimed, now: i64) {
-    let finish = Finish {
-        id: c.id,
-        lease_token: c.lease_token,
-        origin: c.origin,
-        outcome: Outcome::Release(now),
-        facts: None,
-        now_ms: now,
-    };
-    if let Err(e) = store.finish(vec![finish]).await {
+    if let Err(e) = store.finish(vec![Finish::untried(c, now)]).await {
         tracing::warn!(target: crate::DISPATCH_TRACING_TARGET, error = %e, "releasing an event its dispatcher never took failed; it is retried when its lease expires");
     }
 }

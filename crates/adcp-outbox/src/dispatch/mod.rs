@@ -296,14 +296,7 @@ impl Dispatcher {
         handed_rx.close();
         let now = clock.now_ms();
         while let Ok(c) = handed_rx.try_recv() {
-            let _ = finish_tx.send(Finish {
-                id: c.id,
-                lease_token: c.lease_token,
-                origin: c.origin,
-                outcome: Outcome::Release(now),
-                facts: None,
-                now_ms: now,
-            });
+            let _ = finish_tx.send(Finish::untried(c, now));
         }
         // Drain: no more claims; in-flight attempts get `drain` to finish.
         let Attempts {

@@ -261,6 +261,21 @@ pub struct Finish {
     pub now_ms: i64,
 }
 
+impl Finish {
+    /// `c`'s lease given back untried: pending again, due at `now_ms`, the
+    /// attempt undone.
+    pub(crate) fn untried(c: Claimed, now_ms: i64) -> Self {
+        Self {
+            id: c.id,
+            lease_token: c.lease_token,
+            origin: c.origin,
+            outcome: Outcome::Release(now_ms),
+            facts: None,
+            now_ms,
+        }
+    }
+}
+
 /// One event as operators and the relay API see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventView {

@@ -530,3 +530,49 @@ async fn a_destination_refusing_every_first_delivery_still_gets_everything() {
     run.stop().await;
     assert!(done, "{:?}", outbox.stats().await.unwrap());
 }
+
+#[tokio::test]
+async fn events_handed_to_a_running_dispatcher_keep_the_per_destination_cap_and_drain_cleanly() {
+    let hung = Sink::start(|_, _| Answer::Hang).await;
+    let healthy = Sink::start(|_, _| Answer::Status(200)).await;
+    let (outbox, _) = outbox("handoff", fast_retry(), None);
+    let run = dispatch(
+        &outbox,
+        adcp_outbox::DispatcherConfig {
+            concurrency: 4,
+            per_destination: 2,
+            ..quick()
+        },
+    );
+    let typed = |i: u32| json!({"notification_type": "account.status_changed", "i": i});
+    let mut hung_ids = Vec::new();
+    for i in 0..5 {
+        let e = outbox
+            .enqueue(event(typed(i), &hung.url("/x")).principal("p"))
+            .await
+            .unwrap();
+        hung_ids.push(e.id);
+    }
+    let mut healthy_ids = Vec::new();
+    for i in 5..8 {
+        let e = outbox.enqueue(event(typed(i), &healthy.url("/y"))).await.unwrap();
+        healthy_ids.push(e.id);
+    }
+    // The healthy destination gets its events although the hung one holds
+    // its two slots; the hung one never gets a third attempt in flight
+    // (its attempts time out only after 2 s).
+    for id in &healthy_ids {
+        assert!(until(WAIT, async || state_of(&outbox, id).await == EventState::Delivered).await);
+    }
+    assert!(until(WAIT, async || hung.hits().len() == 2).await);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(hung.hits().len(), 2, "the per-destination cap holds for handed-over events");
+    run.stop().await;
+    // The drain recorded the two cut attempts; nothing is left leased.
+    let stats = outbox.stats().await.unwrap();
+    assert_eq!(stats.count(EventState::InFlight), 0);
+    assert_eq!(stats.count(EventState::Pending), 5);
+    let recs = records(&outbox, "p").await;
+    assert_eq!(recs.len(), 2);
+    assert!(recs.iter().all(|r| r.status == ActivityStatus::ConnectionError));
+}
