@@ -566,7 +566,11 @@ async fn events_handed_to_a_running_dispatcher_keep_the_per_destination_cap_and_
     }
     assert!(until(WAIT, async || hung.hits().len() == 2).await);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(hung.hits().len(), 2, "the per-destination cap holds for handed-over events");
+    assert_eq!(
+        hung.hits().len(),
+        2,
+        "the per-destination cap holds for handed-over events"
+    );
     run.stop().await;
     // The drain recorded the two cut attempts; nothing is left leased.
     let stats = outbox.stats().await.unwrap();
