@@ -1,5 +1,6 @@
-//! Claims: expired leases back to pending, breakers' probes, due events
-//! leased with their pending activity records.
+//! Claims: expired leases back to pending (their attempts recorded as
+//! abandoned), breakers' probes, due events leased (a leased row is its
+//! attempt's pending activity record).
 
 use super::sql::{Sql, CANDIDATE_SCANS};
 use crate::breaker::BreakerState;
