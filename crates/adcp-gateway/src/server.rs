@@ -666,17 +666,21 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
         return signed_request(&state, mode, request).await;
     }
     if request.method() != Method::POST {
-        return error_response(StatusCode::METHOD_NOT_ALLOWED, answer::METHOD_NOT_ALLOWED, None);
+        return closing(error_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            answer::METHOD_NOT_ALLOWED,
+            None,
+        ));
     }
     let started = Instant::now();
     // Load shedding: past the limit, answer at once rather than queue.
     let Ok(permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
         state.metrics.shed();
-        let response = error_response(
+        let response = closing(error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             answer::OVERLOADED,
             Some(OVERLOAD_RETRY_AFTER_SECS),
-        );
+        ));
         log(&state, &response, "overloaded", started.elapsed(), None);
         return response;
     };
@@ -684,7 +688,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     {
         if let Err(refusal) = state.target.check_received(&parts, CodePrefix::Webhook) {
             state.receiver.metrics().incr(refusal.code_str());
-            let response = refusal_response(&refusal);
+            let response = closing(refusal_response(&refusal));
             log(&state, &response, refusal.code_str(), started.elapsed(), None);
             return response;
         }
@@ -854,23 +858,27 @@ async fn signed_request(state: &Shared, mode: &RequestState, request: Request) -
     };
     if request.method() != Method::POST {
         return finish(
-            error_response(StatusCode::METHOD_NOT_ALLOWED, answer::REQUEST_METHOD_NOT_ALLOWED, None),
+            closing(error_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                answer::REQUEST_METHOD_NOT_ALLOWED,
+                None,
+            )),
             answer::REQUEST_METHOD_NOT_ALLOWED.0,
             None,
         );
     }
     let Ok(_permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
         state.metrics.shed();
-        let response = error_response(
+        let response = closing(error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             answer::OVERLOADED_REQUESTS,
             Some(OVERLOAD_RETRY_AFTER_SECS),
-        );
+        ));
         return finish(response, "overloaded", None);
     };
     let (parts, body) = request.into_parts();
     if let Err(refusal) = state.target.check_received(&parts, CodePrefix::Request) {
-        return finish(refusal_response(&refusal), refusal.code_str(), None);
+        return finish(closing(refusal_response(&refusal)), refusal.code_str(), None);
     }
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
@@ -976,12 +984,21 @@ impl DeadlineBody {
 /// connection after the answer anyway; without `Connection: close` a
 /// client may meanwhile send its next request on that connection and
 /// lose it ("connection closed before message completed").
-fn close_unless_read(mut response: Response, ended: &AtomicBool) -> Response {
-    if !ended.load(Ordering::Relaxed) {
+fn close_unless_read(response: Response, ended: &AtomicBool) -> Response {
+    if ended.load(Ordering::Relaxed) {
         response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    } else {
+        closing(response)
     }
+}
+
+/// An answer given before the request's body was touched (a method not
+/// allowed, load shedding, a refused `Host`): closes the connection, and
+/// says so (see [`close_unless_read`]).
+fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 

@@ -162,3 +162,94 @@ async fn an_answer_before_the_body_was_read_closes_the_connection() {
     assert_eq!(send(&handle, &signed).await, (200, None));
     handle.shutdown().await.unwrap();
 }
+
+/// Writes `request` on a new connection to `handle` and reads the answer's
+/// head (lowercased), without waiting for the connection to close.
+async fn raw_head(handle: &GatewayHandle, request: &[u8]) -> (tokio::net::TcpStream, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = handle.base_url().trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut chunk))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&chunk[..n]);
+    }
+    (stream, String::from_utf8_lossy(&answer).to_ascii_lowercase())
+}
+
+/// Every answer given before the body was read says `Connection: close`:
+/// a refused `Host`, a method not allowed, and load shedding (a request
+/// arriving while the only slot is held by one whose body is still
+/// coming).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn early_refusals_and_load_shedding_close_the_connection() {
+    let dir = TempDir::new("early-close");
+    let upstream = Upstream::start().await;
+    let (signer, jwk) = key("early-close-key");
+    let mut config = config(&dir, &serde_json::json!({ "keys": [jwk] }), &upstream, Some("memory:"));
+    config.max_concurrency = 1;
+    // The gateway answers for buyer.example only.
+    config.public_url = Some("http://buyer.example".parse().unwrap());
+    let handle = start(&config).await;
+    let addr = handle.base_url().trim_start_matches("http://").to_owned();
+    let host = "buyer.example";
+
+    let (_, wrong_host) = raw_head(
+        &handle,
+        format!("POST {PATH} HTTP/1.1\r\nHost: elsewhere.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n")
+            .as_bytes(),
+    )
+    .await;
+    assert!(wrong_host.starts_with("http/1.1 4"), "{wrong_host}");
+    assert!(wrong_host.contains("\r\nconnection: close\r\n"), "{wrong_host}");
+
+    let (_, not_post) = raw_head(
+        &handle,
+        format!("PUT {PATH} HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes(),
+    )
+    .await;
+    assert!(not_post.starts_with("http/1.1 405"), "{not_post}");
+    assert!(not_post.contains("\r\nconnection: close\r\n"), "{not_post}");
+
+    // A signed webhook whose body is only half sent holds the only slot.
+    let url = format!("http://{host}{PATH}");
+    let signed = signer.sign_webhook(&url, &event("held")).await.unwrap();
+    let body = signed.body().unwrap().as_bytes().to_vec();
+    let mut head = format!(
+        "POST {PATH} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in signed.headers() {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut holder = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut holder, head.as_bytes())
+        .await
+        .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut holder, &body[..body.len() / 2])
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (_, shed) = raw_head(
+        &handle,
+        format!(
+            "POST {PATH} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert!(shed.starts_with("http/1.1 503"), "{shed}");
+    assert!(shed.contains("\r\nretry-after: 1\r\n"), "{shed}");
+    assert!(shed.contains("\r\nconnection: close\r\n"), "{shed}");
+    drop(holder);
+    handle.shutdown().await.unwrap();
+}
