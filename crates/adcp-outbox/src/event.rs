@@ -90,8 +90,18 @@ impl OutboxDestination {
         })
     }
 
-    /// Rebuilds a destination from its stored parts.
-    pub(crate) fn from_parts(url: String, operation_id: Option<String>, legacy: Option<(String, String)>) -> Self {
+    /// Rebuilds a destination from its stored columns: the legacy scheme
+    /// and credentials count only as a pair.
+    pub(crate) fn from_parts(
+        url: String,
+        operation_id: Option<String>,
+        auth_scheme: Option<String>,
+        auth_credentials: Option<&[u8]>,
+    ) -> Self {
+        let legacy = match (auth_scheme, auth_credentials) {
+            (Some(scheme), Some(cred)) => Some((scheme, String::from_utf8_lossy(cred).into_owned())),
+            _ => None,
+        };
         Self {
             url,
             operation_id,

@@ -219,7 +219,9 @@ impl Outbox {
     pub async fn enqueue(&self, event: NewEvent) -> Result<Enqueued, OutboxError> {
         let row = self.prepare(event)?;
         let reservation = match (row.coalescing_window_ms, self.handoff.current()) {
-            (0, Some(handoff)) => handoff.reserve(&row.origin, row.enqueued_at_ms, lease_token()),
+            (0, Some(handoff)) if self.store.leases_at_enqueue() => {
+                handoff.reserve(&row.origin, row.enqueued_at_ms, lease_token())
+            }
             _ => None,
         };
         let Some(reservation) = reservation else {

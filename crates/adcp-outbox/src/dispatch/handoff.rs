@@ -24,6 +24,13 @@ struct Counts {
     claiming: bool,
 }
 
+impl Counts {
+    fn take(&mut self, origin: &str) {
+        self.total += 1;
+        *self.per_origin.entry(origin.to_owned()).or_default() += 1;
+    }
+}
+
 /// Attempts in flight in this process, in total and per origin: counted
 /// when a slot is taken (a claim or a hand-off), released when the
 /// outcome is recorded. The metrics' gauge follows every change.
@@ -59,8 +66,7 @@ impl InFlight {
     pub(super) fn end_claim<'a>(&self, origins: impl IntoIterator<Item = &'a str>) {
         let mut c = self.lock();
         for origin in origins {
-            c.total += 1;
-            *c.per_origin.entry(origin.to_owned()).or_default() += 1;
+            c.take(origin);
         }
         c.claiming = false;
         self.metrics.set_in_flight(c.total);
@@ -72,8 +78,7 @@ impl InFlight {
         if c.claiming || c.total >= concurrency || c.per_origin.get(origin).copied().unwrap_or(0) >= per_origin_cap {
             return false;
         }
-        c.total += 1;
-        *c.per_origin.entry(origin.to_owned()).or_default() += 1;
+        c.take(origin);
         self.metrics.set_in_flight(c.total);
         true
     }

@@ -430,6 +430,11 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// supersedes a pending, never-attempted event with the same
     /// destination, type and coalescing key inside its window.
     async fn enqueue(&self, row: Insert) -> Result<Enqueued, OutboxError>;
+    /// Whether [`enqueue_leased`](Self::enqueue_leased) may lease (a store
+    /// that never does spares its callers the reservation of a slot).
+    fn leases_at_enqueue(&self) -> bool {
+        false
+    }
     /// [`enqueue`](Self::enqueue), and when the new event can be attempted
     /// at once (not a duplicate, not held by a coalescing window, its
     /// origin's breaker closed), inserted already leased by `lease` for its

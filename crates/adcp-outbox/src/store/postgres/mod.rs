@@ -580,16 +580,13 @@ async fn claim_in(client: &Client, sql: &Statements, req: &ClaimRequest) -> Resu
 }
 
 fn claimed_from(r: &Row) -> Result<Claimed, tokio_postgres::Error> {
-    let legacy = match (r.try_get::<_, Option<String>>(6)?, r.try_get::<_, Option<Vec<u8>>>(7)?) {
-        (Some(scheme), Some(cred)) => Some((scheme, String::from_utf8_lossy(&cred).into_owned())),
-        _ => None,
-    };
+    let credentials: Option<Vec<u8>> = r.try_get(7)?;
     Ok(Claimed {
         id: EventId::from_stored(r.try_get(0)?),
         attempt: u32::try_from(r.try_get::<_, i64>(1)?).unwrap_or(u32::MAX),
         body: r.try_get(2)?,
         idempotency_key: r.try_get(3)?,
-        destination: OutboxDestination::from_parts(r.try_get(4)?, r.try_get(5)?, legacy),
+        destination: OutboxDestination::from_parts(r.try_get(4)?, r.try_get(5)?, r.try_get(6)?, credentials.as_deref()),
         signing_scope: r.try_get(8)?,
         notification_type: r.try_get(9)?,
         notification_id: r.try_get(10)?,

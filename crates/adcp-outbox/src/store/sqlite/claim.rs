@@ -158,17 +158,19 @@ pub(super) fn claim_in(
                     now
                 ],
                 |r| {
-                    let legacy = match (r.get::<_, Option<String>>(5)?, r.get::<_, Option<Vec<u8>>>(6)?) {
-                        (Some(scheme), Some(cred)) => Some((scheme, String::from_utf8_lossy(&cred).into_owned())),
-                        _ => None,
-                    };
+                    let credentials: Option<Vec<u8>> = r.get(6)?;
                     Ok(Claimed {
                         id: EventId::from_stored(id.clone()),
                         lease_token: token,
                         attempt: u32::try_from(r.get::<_, i64>(0)?).unwrap_or(u32::MAX),
                         body: r.get(1)?,
                         idempotency_key: r.get(2)?,
-                        destination: OutboxDestination::from_parts(r.get(3)?, r.get(4)?, legacy),
+                        destination: OutboxDestination::from_parts(
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                            credentials.as_deref(),
+                        ),
                         origin: origin.clone(),
                         signing_scope: r.get(7)?,
                         notification_type: r.get(8)?,

@@ -135,17 +135,18 @@ pub(super) fn enqueue_in(
 
 /// The first attempt of `row`, leased by `grant`.
 fn leased(row: &Insert, grant: &LeaseGrant) -> Claimed {
-    let legacy = match (&row.auth_scheme, &row.auth_credentials) {
-        (Some(scheme), Some(cred)) => Some((scheme.clone(), String::from_utf8_lossy(cred).into_owned())),
-        _ => None,
-    };
     Claimed {
         id: row.id.clone(),
         lease_token: grant.token,
         attempt: 1,
         body: row.body.clone(),
         idempotency_key: row.idempotency_key.clone(),
-        destination: OutboxDestination::from_parts(row.url.clone(), row.operation_id.clone(), legacy),
+        destination: OutboxDestination::from_parts(
+            row.url.clone(),
+            row.operation_id.clone(),
+            row.auth_scheme.clone(),
+            row.auth_credentials.as_deref(),
+        ),
         origin: row.origin.clone(),
         signing_scope: row.signing_scope.clone(),
         notification_type: row.notification_type.clone(),

@@ -274,6 +274,10 @@ impl OutboxStore for SqliteOutbox {
         Ok(self.enqueue_job(row, None).await?.0)
     }
 
+    fn leases_at_enqueue(&self) -> bool {
+        true
+    }
+
     async fn enqueue_leased(&self, row: Insert, lease: LeaseGrant) -> Result<(Enqueued, Option<Claimed>), OutboxError> {
         self.enqueue_job(row, Some(lease)).await
     }
