@@ -186,8 +186,9 @@ pub struct GatewayConfig {
     /// neither. Reloaded on `SIGHUP` by [`Gateway::run`](crate::Gateway::run).
     /// Without a [`public_url`](Self::public_url), the signed target's
     /// scheme is `https` and a request's `Host` / `:authority` must be a
-    /// DNS name of the certificate or one of
-    /// [`accept_hosts`](Self::accept_hosts). Default: plain HTTP.
+    /// DNS name or IP address the certificate names, or one of
+    /// [`accept_hosts`](Self::accept_hosts) (a certificate naming neither
+    /// then stops the gateway at start-up). Default: plain HTTP.
     pub tls_cert: Option<PathBuf>,
     /// The PEM private key of [`tls_cert`](Self::tls_cert)
     /// (`tls_key = "key.pem"`, relative to the TOML file).
@@ -724,7 +725,9 @@ impl GatewayConfig {
     /// from [`hmac_secret_file`](Self::hmac_secret_file)) and its sender,
     /// durations of at least 1 s, the claim lease longer than the upstream
     /// timeout, the dedup window within 24 h – 7 days, a concurrency limit,
-    /// the TLS certificate and key (both or neither, read and matched),
+    /// the TLS certificate and key (both or neither, read and matched;
+    /// without a public URL or accept-host, a certificate naming at least
+    /// one DNS name or IP address),
     /// revoked key ids not empty, a per-keyid replay cap of at least 1;
     /// in request mode the capabilities file (read and parsed) and the
     /// credential header name, no webhook-only setting (subscriptions,
@@ -830,6 +833,15 @@ impl GatewayConfig {
             (None, None) => None,
             _ => return Err(ConfigError::TlsFilesIncomplete),
         };
+        if let Some(tls) = &tls {
+            // Without a public URL or an accept-host, the certificate's
+            // names are the only Hosts accepted.
+            if self.public_url.is_none() && self.accept_hosts.is_empty() && !tls.has_names() {
+                return Err(ConfigError::TlsNoNames {
+                    path: tls.cert_path().to_path_buf(),
+                });
+            }
+        }
         let request = self.resolve_request(hmac_secret.is_some())?;
         Ok(Resolved {
             request,

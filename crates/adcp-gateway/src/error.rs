@@ -244,6 +244,19 @@ pub enum ConfigError {
         /// Why (unreadable, no key, unsupported, not the certificate's).
         reason: String,
     },
+    /// The TLS certificate names no DNS name and no IP address, and neither
+    /// a public URL nor an accept-host says which `Host` to accept: no
+    /// request could ever be accepted.
+    #[error(
+        "--tls-cert {}: the certificate names no DNS name or IP address (subjectAltName), so no request \
+         could be accepted; add --public-url URL (the URL sellers were given) or --accept-host HOST[:PORT] \
+         (each name or address they reach the gateway by), or use a certificate that names them",
+        path.display()
+    )]
+    TlsNoNames {
+        /// The certificate file.
+        path: PathBuf,
+    },
     /// The TLS crypto provider cannot build a server configuration.
     #[error("tls: {0}")]
     TlsProvider(String),

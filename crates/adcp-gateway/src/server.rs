@@ -69,12 +69,15 @@ pub struct GatewayOptions {
     /// Serve HTTPS with this certificate ([`Gateway::serve`]: HTTP/2 and
     /// HTTP/1.1 by ALPN). Without [`Self::public_url`], the signed target's
     /// scheme is `https` and its authority the received `Host` /
-    /// `:authority`, accepted only when its host is a DNS name of the
-    /// current certificate (exactly, ignoring case, or under a wildcard
-    /// name standing for one left-most label; any port) or it is one of
-    /// [`Self::accept_hosts`]; any other is refused with
-    /// `webhook_target_uri_malformed` (`401`), as with a public URL. With
-    /// a public URL, the public URL decides as before. Default: plain HTTP.
+    /// `:authority`, accepted only when its host is a name of the current
+    /// certificate (a DNS name exactly, ignoring case, or under a wildcard
+    /// name standing for one left-most label; an IP address equal to an
+    /// IP-address name; any port) or it is one of [`Self::accept_hosts`];
+    /// any other is refused with `webhook_target_uri_malformed` (`401`),
+    /// as with a public URL. A certificate without any DNS name or IP
+    /// address and no accept-host is refused by [`Gateway::new`]
+    /// ([`ConfigError::TlsNoNames`]). With a public URL, the public URL
+    /// decides as before. Default: plain HTTP.
     pub tls: Option<TlsConfig>,
     /// Key ids refused as revoked (`webhook_signature_key_revoked`,
     /// checklist step 9, before any cryptography) in front of the key
@@ -246,7 +249,8 @@ impl Gateway {
     ///
     /// [`GatewayError::Config`] when the options cannot work (upstream
     /// URL, public URL, limits, a legacy mode without a sender identity,
-    /// malformed `ADCP_ADMISSION_*` thresholds);
+    /// malformed `ADCP_ADMISSION_*` thresholds, a TLS certificate naming
+    /// no DNS name or IP address without a public URL or accept-host);
     /// [`GatewayError::Tls`] / [`GatewayError::HttpClient`] when the
     /// upstream's client cannot be built.
     pub fn new(
@@ -256,10 +260,24 @@ impl Gateway {
     ) -> Result<Self, GatewayError> {
         let target = match (&options.public_url, &options.tls) {
             (Some(url), _) => Target::Public(PublicTarget::new(url, &options.accept_hosts)?),
-            (None, Some(tls)) => Target::Tls {
-                tls: tls.clone(),
-                accept: canonical_authorities("https", &options.accept_hosts)?,
-            },
+            (None, Some(tls)) => {
+                if options.accept_hosts.is_empty() {
+                    // The certificate's names are the only Hosts accepted:
+                    // without any, nothing could be; and a reload must keep
+                    // some.
+                    if !tls.has_names() {
+                        return Err(ConfigError::TlsNoNames {
+                            path: tls.cert_path().to_path_buf(),
+                        }
+                        .into());
+                    }
+                    tls.require_names();
+                }
+                Target::Tls {
+                    tls: tls.clone(),
+                    accept: canonical_authorities("https", &options.accept_hosts)?,
+                }
+            }
             (None, None) if !options.accept_hosts.is_empty() => {
                 return Err(ConfigError::AcceptHostWithoutPublicUrl.into())
             }
@@ -1117,9 +1135,9 @@ enum Target {
     Any,
     /// A public URL: its scheme, its authority or an `--accept-host`.
     Public(PublicTarget),
-    /// TLS without a public URL: `https`, a DNS name of the current
-    /// certificate (any port) or an `--accept-host` (canonical, port
-    /// included).
+    /// TLS without a public URL: `https`, a name (DNS or IP address) of
+    /// the current certificate (any port) or an `--accept-host`
+    /// (canonical, port included).
     Tls { tls: TlsConfig, accept: Vec<String> },
 }
 
@@ -1149,7 +1167,7 @@ impl Target {
             ),
             Self::Tls { accept, .. } => (
                 accept,
-                "received authority is neither a DNS name of the TLS certificate nor an --accept-host",
+                "received authority is neither a name (DNS or IP address) of the TLS certificate nor an --accept-host",
             ),
         };
         let refuse = |detail: &str| VerifyError::new(ErrorCode::TargetUriMalformed, prefix, Step::new(10), detail);
@@ -1173,10 +1191,11 @@ impl Target {
     }
 }
 
-/// The host of a canonical authority (`host`, `host:port`, `[v6]:port`).
+/// The host of a canonical authority (`host`, `host:port`, `[v6]`,
+/// `[v6]:port`), an IPv6 address with its brackets.
 fn host_of(authority: &str) -> &str {
     if authority.starts_with('[') {
-        return authority.split_once(']').map_or(authority, |(host, _)| host);
+        return authority.find(']').map_or(authority, |end| &authority[..=end]);
     }
     authority.rsplit_once(':').map_or(authority, |(host, _)| host)
 }

@@ -164,8 +164,8 @@ pub struct GatewayArgs {
     pub accept_hosts: Vec<String>,
     /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate
     /// chain, end-entity first; needs `--tls-key`. Reloaded on SIGHUP.
-    /// Without `--public-url`, the received Host must be a DNS name of the
-    /// certificate (or an `--accept-host`).
+    /// Without `--public-url`, the received Host must be a DNS name or IP
+    /// address the certificate names (or an `--accept-host`).
     #[arg(long, value_name = "FILE", env = "ADCP_GATEWAY_TLS_CERT")]
     pub tls_cert: Option<PathBuf>,
     /// The PEM private key of `--tls-cert`.
@@ -492,9 +492,9 @@ async fn serve(config: &GatewayConfig) -> u8 {
     };
     let mut extras = String::new();
     if let Some(tls) = gateway.tls() {
-        let names = tls.dns_names();
+        let names = tls.names();
         if names.is_empty() {
-            extras.push_str("; TLS, no DNS names in the certificate (only --accept-host)");
+            extras.push_str("; TLS, no DNS name or IP address in the certificate (only --accept-host)");
         } else {
             extras.push_str(&format!("; TLS for {}", names.join(", ")));
         }

@@ -303,6 +303,134 @@ async fn a_reload_serves_the_new_certificate_to_new_connections_and_keeps_open_o
     handle.shutdown().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_naming_ip_addresses_accepts_requests_for_them() {
+    let dir = TempDir::new("tls-ip");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let pki = Pki::new();
+    // IP-address SANs only: an IPv4 address the client connects to, and
+    // IPv6 loopback.
+    let leaf = pki.leaf(&["127.0.0.1", "::1"]);
+    let handle = start(&config(&dir, &seller, &upstream, write(&dir, &leaf))).await;
+    let tls = handle.gateway().tls().unwrap();
+    assert!(tls.dns_names().is_empty());
+    assert_eq!(
+        tls.ip_addresses(),
+        ["127.0.0.1".parse::<std::net::IpAddr>().unwrap(), "::1".parse().unwrap()]
+    );
+    assert_eq!(tls.names(), ["127.0.0.1", "[::1]"]);
+    let addr = handle.local_addr();
+    let port = addr.port();
+    // The client verifies the certificate for the address it connects to.
+    let url = format!("https://127.0.0.1:{port}{PATH}");
+    for (n, alpn) in [&b"http/1.1"[..], &b"h2"[..]].into_iter().enumerate() {
+        let client = pki.client(&[alpn], &[], addr);
+        let signed = seller
+            .signer
+            .sign_webhook(&url, &event(&format!("ip{n}")))
+            .await
+            .unwrap();
+        let answer = post(&client, &url, &signed, None).await;
+        assert_eq!((answer.status, answer.challenge), (200, None), "{alpn:?}");
+        assert_eq!(answer.peer.as_deref(), Some(leaf.der.as_slice()));
+    }
+    assert_eq!(upstream.applied().len(), 2);
+    // Any Host naming one of the addresses, with or without a port, IPv6
+    // in brackets (spelled canonically or not), is accepted; another
+    // address, or a name, is not.
+    let h1 = pki.client(&[b"http/1.1"], &[], addr);
+    let accepted = [
+        "127.0.0.1".to_owned(),
+        format!("[::1]:{port}"),
+        "[::1]".to_owned(),
+        format!("[0:0:0:0:0:0:0:1]:{port}"),
+    ];
+    for (n, host) in accepted.iter().enumerate() {
+        let signed = seller
+            .signer
+            .sign_webhook(&format!("https://{host}{PATH}"), &event(&format!("host{n}")))
+            .await
+            .unwrap();
+        let answer = post(&h1, &url, &signed, Some(host)).await;
+        assert_eq!((answer.status, answer.challenge), (200, None), "{host}");
+    }
+    assert_eq!(upstream.applied().len(), 2 + accepted.len());
+    for host in [
+        format!("127.0.0.2:{port}"),
+        format!("[::2]:{port}"),
+        format!("localhost:{port}"),
+        format!("[::ffff:127.0.0.1]:{port}"),
+    ] {
+        let signed = seller
+            .signer
+            .sign_webhook(&format!("https://{host}{PATH}"), &event("other"))
+            .await
+            .unwrap();
+        let answer = post(&h1, &url, &signed, Some(&host)).await;
+        assert_eq!(
+            (answer.status, answer.challenge.as_deref()),
+            (401, Some("Signature error=\"webhook_target_uri_malformed\"")),
+            "{host}"
+        );
+    }
+    assert_eq!(upstream.applied().len(), 2 + accepted.len(), "nothing else forwarded");
+
+    // A reload to a certificate naming nothing is refused (no request
+    // could be accepted): the current one stays.
+    let nameless = pki.leaf(&[]);
+    write(&dir, &nameless);
+    let e = handle.reload_tls().unwrap_err();
+    assert!(matches!(e, ConfigError::TlsNoNames { .. }), "{e:?}");
+    let signed = seller.signer.sign_webhook(&url, &event("after")).await.unwrap();
+    let answer = post(&pki.client(&[b"h2"], &[], addr), &url, &signed, None).await;
+    assert_eq!(
+        (answer.status, answer.peer.as_deref()),
+        (200, Some(leaf.der.as_slice()))
+    );
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_naming_nothing_needs_a_public_url_or_an_accept_host() {
+    let dir = TempDir::new("tls-nameless");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let pki = Pki::new();
+    let nameless = pki.leaf(&[]);
+    let files = write(&dir, &nameless);
+    let config = config(&dir, &seller, &upstream, files.clone());
+    expect(
+        config.clone(),
+        &format!(
+            "--tls-cert {}: the certificate names no DNS name or IP address (subjectAltName), so no request could be accepted; add --public-url URL",
+            files.0.display()
+        ),
+    )
+    .await;
+    // Gateway::new refuses it as well.
+    let store = adcp_store::open(&adcp_store::StoreUrl::Memory, adcp_store::StoreOptions::default())
+        .await
+        .unwrap();
+    let mut options = adcp_gateway::GatewayOptions::new(upstream.url().parse().unwrap());
+    options.tls = Some(adcp_gateway::TlsConfig::from_pem_files(&files.0, &files.1).unwrap());
+    let keys = Arc::new(adcp_verify::StaticKeyResolver::new());
+    let e = Gateway::new(keys.clone(), store.clone(), options.clone()).unwrap_err();
+    assert!(
+        matches!(e, GatewayError::Config(ConfigError::TlsNoNames { .. })),
+        "{e:?}"
+    );
+    // With an accept-host, or a public URL, it starts.
+    options.accept_hosts = vec!["hooks.buyer.example".into()];
+    assert!(Gateway::new(keys, store, options).is_ok());
+    let mut accept = config.clone();
+    accept.accept_hosts = vec!["127.0.0.1".into()];
+    assert!(accept.validate().is_ok());
+    let mut public = config;
+    public.public_url = Some("https://buyer.example".parse().unwrap());
+    assert!(public.validate().is_ok());
+}
+
 /// `config` is refused by `validate` and by `from_config` with the same
 /// configuration error, containing `want`.
 async fn expect(config: GatewayConfig, want: &str) {

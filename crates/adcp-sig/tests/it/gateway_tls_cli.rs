@@ -205,6 +205,26 @@ fn tls_flags_come_in_pairs_and_bad_files_exit_2() {
     let (code, out) = run(&["--tls-cert", "bad.pem", "--tls-key", "bad.pem"]);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("--tls-cert bad.pem: no CERTIFICATE block"), "{out}");
+    // A certificate naming no DNS name or IP address, and nothing else
+    // saying which Host to accept: the gateway does not start, and says
+    // what to add.
+    let pki = Pki::new();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let nameless = rcgen::CertificateParams::new(Vec::<String>::new())
+        .unwrap()
+        .signed_by(&key, &pki.ca, &pki.ca_key)
+        .unwrap();
+    std::fs::write(dir.0.join("nameless.pem"), nameless.pem()).unwrap();
+    std::fs::write(dir.0.join("nameless-key.pem"), key.serialize_pem()).unwrap();
+    let tls = ["--tls-cert", "nameless.pem", "--tls-key", "nameless-key.pem"];
+    let (code, out) = run(&tls);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("--tls-cert nameless.pem: the certificate names no DNS name or IP address")
+            && out.contains("add --public-url URL")
+            && out.contains("--accept-host HOST[:PORT]"),
+        "{out}"
+    );
     let (code, out) = run(&["--replay-cap-per-keyid", "0"]);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("--replay-cap-per-keyid must be at least 1"), "{out}");
