@@ -10,9 +10,18 @@
 #     create_media_buy. Each SDK signs an MCP tools/call of
 #     create_media_buy with the Ed25519 and the ES256 test key: 200 and the
 #     upstream sees X-Adcp-Verified-Keyid = the key's kid. A body changed
-#     after signing: 401, request_signature_digest_mismatch. Also the JS
-#     SDK's signature as emitted and a URL with a percent-encoded query
-#     (?x=%7E) from each SDK.
+#     after signing: 401, request_signature_digest_mismatch. Also a URL
+#     with a percent-encoded query (?x=%7E) from each SDK.
+#   L (the 3.0/3.1 request profile): a second gateway with
+#     `--request-profile legacy` (capabilities advertising
+#     covers_content_digest "either") beside the 3.2 one, in front of the
+#     same upstream. The JS SDK (the AdCP 3.0 line) signs as it emits,
+#     unpadded base64url: the legacy gateway forwards it verified (each
+#     test key, with and without content-digest covered; a changed body is
+#     refused with request_signature_digest_mismatch), the 3.2 gateway
+#     refuses it with request_signature_header_malformed. The other way
+#     round, 3.2-encoded signatures (the JS SDK's re-encoded, the Python
+#     SDK's) are refused by the legacy gateway the same way.
 #   B (ours -> theirs): a verifying server per SDK
 #     (scripts/interop/requests_verify.{py,mjs}) trusting the same public
 #     keys; `adcp-sig call ... --capabilities` with each test key must get
@@ -21,7 +30,7 @@
 # Usage: scripts/interop-requests.sh
 # Environment: ADCP_VECTORS_DIR (the suite; else ../shared/vectors/adcp,
 #   else test-vectors/adcp), PY_SDK (pip requirement, default
-#   'adcp>=9,<10'), JS_SDK (npm spec, default '@adcp/sdk@6'),
+#   'adcp>=9,<10'), JS_SDK (npm spec, default '@adcp/sdk@6.11'),
 #   INTEROP_SDK_DIR (install the SDKs there and keep them; default a temp
 #   dir), START_TIMEOUT (seconds a helper server may take to listen, 120),
 #   CARGO_TARGET_DIR (default target/).
@@ -35,7 +44,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/scripts/interop"
 py_sdk=${PY_SDK:-'adcp>=9,<10'}
-js_sdk=${JS_SDK:-'@adcp/sdk@6'}
+js_sdk=${JS_SDK:-'@adcp/sdk@6.11'}
 bin="${CARGO_TARGET_DIR:-$root/target}/debug"
 
 vectors=
@@ -165,19 +174,6 @@ direction_a() {
             fail "$what ($out)"
         fi
     done
-    # The JS SDK's signature exactly as emitted (unpadded base64url).
-    n=$((n + 1))
-    out=$(sign_with js "$keys" "${kids[0]}" "$gateway_url" "$here/create_media_buy.json" "a$n") || out='{}'
-    status=$(field "$out" status)
-    www=$(field "$out" www_authenticate)
-    what="A js signs (${kids[0]}), Signature as the SDK emits it (base64url) -> gateway: status $status, WWW-Authenticate '$www'"
-    if [ "$status" = 200 ] && [ "$(upstream_keyid "a$n")" = "${kids[0]}" ]; then
-        pass "$what"
-    elif [ "$status" = 401 ] && [ "$www" = 'Signature error="request_signature_header_malformed"' ]; then
-        gap "$what: AdCP 3.2 requires RFC 8941 standard base64"
-    else
-        fail "$what ($out)"
-    fi
     # A query holding a percent-encoded unreserved character, sent as is:
     # @target-uri canonicalization step 6 decodes it (path and query) in
     # our verifier and the JS SDK; the Python SDK signs the query verbatim
@@ -199,6 +195,60 @@ direction_a() {
             fail "$what ($out)"
         fi
     done
+
+    # --- L: the 3.0/3.1 request profile, a legacy gateway beside the 3.2 one ---
+    if ! "$bin/adcp-sig" gateway --help | grep -q -- '--request-profile'; then
+        fail "L: this adcp-sig gateway has no --request-profile; the legacy cases not run"
+        return
+    fi
+    "$py" - "$here/capabilities.json" "$work/capabilities-legacy.json" <<'PY'
+import json, sys
+capabilities = json.load(open(sys.argv[1]))
+capabilities["request_signing"]["covers_content_digest"] = "either"
+json.dump(capabilities, open(sys.argv[2], "w"))
+PY
+    start gateway-legacy "$bin/adcp-sig" gateway --profile request --request-profile legacy \
+        --listen 127.0.0.1:0 --upstream "$upstream_url" --capabilities "$work/capabilities-legacy.json" \
+        --jwks "$work/jwks.json" --jwks-agent https://buyer.example/mcp \
+        --store "sqlite:$work/replay-legacy.sqlite" --quiet
+    legacy_url=$URL/mcp
+    # check_case WHAT STATUS WWW KEYID OUT ID: PASS when the answer and the upstream's
+    # record are the expected ones (KEYID empty: nothing forwarded).
+    check_case() {
+        local what=$1 want_status=$2 want_www=$3 want_keyid=$4 out=$5 id=$6
+        local status www seen
+        status=$(field "$out" status)
+        www=$(field "$out" www_authenticate)
+        seen=$(upstream_keyid "$id")
+        what="$what: status $status, WWW-Authenticate '$www', upstream X-Adcp-Verified-Keyid '$seen'"
+        if [ "$status" = "$want_status" ] && [ "$www" = "$want_www" ] && [ "$seen" = "$want_keyid" ]; then
+            pass "$what"
+        else
+            fail "$what ($out)"
+        fi
+    }
+    malformed='Signature error="request_signature_header_malformed"'
+    for kid in "${kids[@]}"; do
+        n=$((n + 1))
+        out=$(sign_with js "$keys" "$kid" "$legacy_url" "$here/create_media_buy.json" "a$n") || out='{}'
+        check_case "L js signs ($kid) as emitted (base64url) -> legacy gateway" 200 "" "$kid" "$out" "a$n"
+        n=$((n + 1))
+        out=$(sign_with js "$keys" "$kid" "$gateway_url" "$here/create_media_buy.json" "a$n") || out='{}'
+        check_case "L js signs ($kid) as emitted (base64url) -> 3.2 gateway" 401 "$malformed" "" "$out" "a$n"
+    done
+    n=$((n + 1))
+    out=$(sign_with js "$keys" "${kids[0]}" "$legacy_url" "$here/create_media_buy.json" "a$n" --no-digest) || out='{}'
+    check_case "L js signs (${kids[0]}) as emitted, content-digest not covered -> legacy gateway (either)" 200 "" "${kids[0]}" "$out" "a$n"
+    n=$((n + 1))
+    out=$(sign_with js "$keys" "${kids[0]}" "$legacy_url" "$here/create_media_buy.json" "a$n" --tamper) || out='{}'
+    check_case "L js signs (${kids[0]}) as emitted, body changed after signing -> legacy gateway" 401 \
+        'Signature error="request_signature_digest_mismatch"' "" "$out" "a$n"
+    n=$((n + 1))
+    out=$(sign_with js "$keys" "${kids[0]}" "$legacy_url" "$here/create_media_buy.json" "a$n" --standard-base64) || out='{}'
+    check_case "L js signs (${kids[0]}), re-encoded to the 3.2 encoding -> legacy gateway" 401 "$malformed" "" "$out" "a$n"
+    n=$((n + 1))
+    out=$(sign_with python "$keys" "${kids[0]}" "$legacy_url" "$here/create_media_buy.json" "a$n") || out='{}'
+    check_case "L python signs (${kids[0]}) under 3.2 -> legacy gateway" 401 "$malformed" "" "$out" "a$n"
 }
 if "$bin/adcp-sig" gateway --help | grep -q -- '--capabilities'; then
     direction_a

@@ -2,12 +2,14 @@
 // signRequest) and sends it; prints one JSON line:
 // {"status", "www_authenticate", "body"}.
 //
-// Usage: node requests_sign.mjs KEYS_JSON KID URL ARGUMENTS_JSON ID [--tamper] [--standard-base64]
+// Usage: node requests_sign.mjs KEYS_JSON KID URL ARGUMENTS_JSON ID [--tamper] [--standard-base64] [--no-digest]
 //
 // As requests_sign.py. --standard-base64 re-encodes the `Signature` value
-// (same bytes) from the unpadded base64url the SDK emits to the RFC 8941
-// standard base64 the AdCP 3.2 profile requires: the integrator's
-// workaround for that SDK gap (see docs/interop.md).
+// (same bytes) from the unpadded base64url the SDK emits (the AdCP 3.0/3.1
+// encoding) to the RFC 8941 standard base64 the AdCP 3.2 profile requires
+// (see docs/interop.md). --no-digest leaves content-digest out of the
+// signature (what a 3.0/3.1 signer may do for an endpoint advertising
+// covers_content_digest "either" or "forbidden").
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -34,7 +36,7 @@ const signed = signRequest(
   },
   // The SDK covers content-digest only when asked; the 3.2 profile (and a
   // capability with covers_content_digest "required") needs it.
-  { coverContentDigest: true },
+  { coverContentDigest: !flags.includes('--no-digest') },
 );
 const sent = { ...headers, ...signed.headers };
 if (flags.includes('--standard-base64')) {

@@ -99,6 +99,16 @@ pub struct GatewayConfig {
     /// → A2A HTTP+JSON, `/adcp/<op>` → one operation per path, anything
     /// else → JSON-RPC, as MCP's `/mcp`). Refused in webhook mode.
     pub binding: Option<BindingSetting>,
+    /// Request mode: the request-signing profile this gateway verifies
+    /// under (`request_profile = "3.2"` or `"legacy"`). Default `3.2`.
+    /// `legacy` is an endpoint for buyers on the AdCP 3.0/3.1 request
+    /// profile (binary values in unpadded base64url, the
+    /// `covers_content_digest` policy its [`capabilities`](Self::capabilities)
+    /// advertise: `required`, `either` or `forbidden`); a 3.2 gateway needs
+    /// `required`. One profile per gateway: the request's encoding never
+    /// selects it (run a second gateway for the other one). Refused in
+    /// webhook mode. See [`RequestProfileSetting`].
+    pub request_profile: Option<RequestProfileSetting>,
     /// Request mode: the header whose presence (non-empty) is an
     /// independent credential for the seller's own authenticator to judge
     /// (`credential_header = "x-api-key"`). Default `Authorization`.
@@ -285,6 +295,7 @@ impl Default for GatewayConfig {
             profile: GatewayProfile::Webhook,
             capabilities: None,
             binding: None,
+            request_profile: None,
             credential_header: None,
             listen: DEFAULT_LISTEN,
             upstream: None,
@@ -329,6 +340,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("profile", &self.profile)
             .field("capabilities", &self.capabilities)
             .field("binding", &self.binding)
+            .field("request_profile", &self.request_profile)
             .field("credential_header", &self.credential_header)
             .field("listen", &self.listen)
             .field("upstream", &self.upstream.as_ref().map(url::Url::as_str))
@@ -373,6 +385,7 @@ mod env {
     pub(super) const PROFILE: &str = "ADCP_GATEWAY_PROFILE";
     pub(super) const CAPABILITIES: &str = "ADCP_GATEWAY_CAPABILITIES";
     pub(super) const BINDING: &str = "ADCP_GATEWAY_BINDING";
+    pub(super) const REQUEST_PROFILE: &str = "ADCP_GATEWAY_REQUEST_PROFILE";
     pub(super) const CREDENTIAL_HEADER: &str = "ADCP_GATEWAY_CREDENTIAL_HEADER";
     pub(super) const LISTEN: &str = "ADCP_GATEWAY_LISTEN";
     pub(super) const UPSTREAM: &str = "ADCP_GATEWAY_UPSTREAM";
@@ -547,6 +560,13 @@ impl GatewayConfig {
                 value
                     .parse()
                     .map_err(|_| invalid(env::BINDING, &value, "jsonrpc, http-json, operation-path or infer"))?,
+            );
+        }
+        if let Some(value) = text(env::REQUEST_PROFILE)? {
+            self.request_profile = Some(
+                value
+                    .parse()
+                    .map_err(|_| invalid(env::REQUEST_PROFILE, &value, "3.2 or legacy"))?,
             );
         }
         if let Some(value) = text(env::CREDENTIAL_HEADER)? {
@@ -867,6 +887,7 @@ impl GatewayConfig {
             let request_only = [
                 ("--capabilities", self.capabilities.is_some()),
                 ("--binding", self.binding.is_some()),
+                ("--request-profile", self.request_profile.is_some()),
                 ("--credential-header", self.credential_header.is_some()),
                 ("--agent-brand-json", !self.agent_brand_json.is_empty()),
             ];
@@ -898,7 +919,14 @@ impl GatewayConfig {
                 path: path.clone(),
                 source,
             })?;
+        // The profile is this gateway's, whatever a request looks like: 3.2
+        // applies `required` only; legacy takes the policy advertised.
+        let profile = self.request_profile.unwrap_or_default().profile(&capability);
+        capability
+            .check_profile(&profile)
+            .map_err(|e| ConfigError::RequestVerifier(adcp_request::BuildError::Capability(e)))?;
         let mut options = crate::RequestOptions::new(capability);
+        options.profile = profile;
         options.binding = self.binding.and_then(BindingSetting::binding);
         if let Some(name) = &self.credential_header {
             options.credential_header = http::HeaderName::from_bytes(name.as_bytes())
@@ -951,6 +979,83 @@ impl std::fmt::Display for GatewayProfile {
         f.write_str(match self {
             Self::Webhook => "webhook",
             Self::Request => "request",
+        })
+    }
+}
+
+/// The request-signing profile of a request-mode gateway:
+/// [`GatewayConfig::request_profile`], `--request-profile`,
+/// `ADCP_GATEWAY_REQUEST_PROFILE`. Read from its text
+/// ([`FromStr`](std::str::FromStr), whose error names the flag, also for a
+/// TOML value): `3.2` or `legacy`.
+///
+/// The spec lets a seller serve buyers still on the 3.0/3.1 request
+/// profile only from an endpoint configured for it: a 3.2 verifier never
+/// retries a request through a legacy decoder. A gateway instance is such
+/// an endpoint; a seller serving both runs two, each with its own
+/// capabilities.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(try_from = "String", into = "String")]
+#[non_exhaustive]
+pub enum RequestProfileSetting {
+    /// AdCP 3.2 (`Profile::request_v3_2`): binary values in RFC 8941
+    /// Base64, `covers_content_digest` `required`. The default.
+    #[default]
+    V3_2,
+    /// AdCP 3.0/3.1 (`Profile::request_legacy`): binary values in unpadded
+    /// base64url, the `covers_content_digest` policy the capabilities
+    /// advertise (`required`, `either` or `forbidden`).
+    Legacy,
+}
+
+impl RequestProfileSetting {
+    /// The verification profile for an endpoint advertising `capability`:
+    /// 3.2, or legacy with the advertised `covers_content_digest` (`required`
+    /// when signing is unsupported and the block omits it).
+    #[must_use]
+    pub fn profile(self, capability: &adcp_verify::request_policy::VerifierCapability) -> adcp_verify::Profile {
+        match self {
+            Self::V3_2 => adcp_verify::Profile::request_v3_2(),
+            Self::Legacy => adcp_verify::Profile::request_legacy(
+                capability
+                    .covers_content_digest()
+                    .unwrap_or(adcp_verify::DigestCoverage::Required),
+            ),
+        }
+    }
+}
+
+impl std::str::FromStr for RequestProfileSetting {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        match s {
+            "3.2" => Ok(Self::V3_2),
+            "legacy" => Ok(Self::Legacy),
+            _ => Err(ConfigError::RequestProfile { value: s.to_owned() }),
+        }
+    }
+}
+
+impl TryFrom<String> for RequestProfileSetting {
+    type Error = ConfigError;
+
+    fn try_from(text: String) -> Result<Self, ConfigError> {
+        text.parse()
+    }
+}
+
+impl From<RequestProfileSetting> for String {
+    fn from(setting: RequestProfileSetting) -> Self {
+        setting.to_string()
+    }
+}
+
+impl std::fmt::Display for RequestProfileSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::V3_2 => "3.2",
+            Self::Legacy => "legacy",
         })
     }
 }

@@ -275,6 +275,12 @@ pub enum ConfigError {
         /// The value given.
         value: String,
     },
+    /// `--request-profile` is neither `3.2` nor `legacy`.
+    #[error("--request-profile must be 3.2 or legacy, not {value:?}")]
+    RequestProfile {
+        /// The value given.
+        value: String,
+    },
     /// Request mode without the seller's capabilities.
     #[error("--profile request needs --capabilities FILE (the seller's get_adcp_capabilities response or its request_signing object)")]
     CapabilitiesMissing,
@@ -325,7 +331,7 @@ pub enum ConfigError {
     },
     /// The request verifier cannot be built from the options (the
     /// capability's `covers_content_digest` does not match the profile, …).
-    #[error("request mode: {0}")]
+    #[error("request mode: {source}{hint}", source = .0, hint = profile_hint(.0))]
     RequestVerifier(#[source] adcp_request::BuildError),
     /// A per-keyid replay cap of zero (every signature would be refused).
     #[error("--replay-cap-per-keyid must be at least 1")]
@@ -522,4 +528,19 @@ pub enum GatewayError {
     /// The server failed (its accept loop or task).
     #[error("server: {0}")]
     Serve(#[source] std::io::Error),
+}
+
+/// What to change when the capabilities' `covers_content_digest` does not
+/// fit the 3.2 request profile.
+fn profile_hint(e: &adcp_request::BuildError) -> &'static str {
+    match e {
+        adcp_request::BuildError::Capability(adcp_verify::request_policy::CapabilityError::ProfileMismatch {
+            profile: "request-3.2",
+            ..
+        }) => {
+            " (the 3.2 request profile applies covers_content_digest \"required\" only; an endpoint for \
+             3.0/3.1 buyers takes --request-profile legacy)"
+        }
+        _ => "",
+    }
 }

@@ -53,6 +53,12 @@
 //! (`401 request_signature_required`). Refusals are the verifier's
 //! answers; nothing refused is forwarded.
 //!
+//! A request-mode gateway verifies under one request-signing profile,
+//! AdCP 3.2 by default or the 3.0/3.1 one for buyers still on it
+//! ([`GatewayConfig::request_profile`], [`RequestProfileSetting`];
+//! [`RequestOptions::profile`]); a request's encoding never selects it. A
+//! seller serving both runs two gateways.
+//!
 //! `GET /healthz` answers while the process serves; `GET /readyz` only
 //! while the store answers; `GET /metrics` is the Prometheus exposition.
 //!
@@ -149,7 +155,7 @@ mod setup;
 mod subscriptions;
 mod tls;
 
-pub use config::{BindingSetting, GatewayConfig, GatewayProfile, StoreLocation, TestOverrides};
+pub use config::{BindingSetting, GatewayConfig, GatewayProfile, RequestProfileSetting, StoreLocation, TestOverrides};
 pub use error::{ConfigError, EntryProblem, GatewayError, RegistrationsError};
 pub use forward::{IDEMPOTENCY_KEY, NOTIFICATION_ID, NOTIFICATION_TYPE, REEMISSION_OF, VERIFIED_AGENT, VERIFIED_KEYID};
 pub use keys::AgentsResolver;

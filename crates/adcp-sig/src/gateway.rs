@@ -53,6 +53,13 @@ pub struct GatewayArgs {
     /// [default: infer].
     #[arg(long, value_name = "BINDING", env = "ADCP_GATEWAY_BINDING")]
     pub binding: Option<String>,
+    /// Request mode: the request-signing profile this gateway verifies
+    /// under, `3.2` or `legacy` (buyers on AdCP 3.0/3.1: unpadded base64url
+    /// binary values, the `covers_content_digest` policy of
+    /// `--capabilities`). One profile per gateway; a request's encoding
+    /// never selects it: run one gateway per profile [default: 3.2].
+    #[arg(long, value_name = "3.2|legacy", env = "ADCP_GATEWAY_REQUEST_PROFILE")]
+    pub request_profile: Option<String>,
     /// Request mode: the header whose presence makes an unsigned request
     /// (or a failed `warn_for` signature) the seller's to judge: forwarded
     /// with `X-Adcp-Signature: unsigned` / `failed` and no identity headers
@@ -484,7 +491,10 @@ async fn serve(config: &GatewayConfig) -> u8 {
     // The secret file wins over the variable; either is a legacy HMAC
     // registration.
     let mode = if config.profile == adcp_gateway::GatewayProfile::Request {
-        "signed requests"
+        match config.request_profile.unwrap_or_default() {
+            adcp_gateway::RequestProfileSetting::Legacy => "signed requests, legacy 3.0/3.1 request profile",
+            _ => "signed requests, 3.2 request profile",
+        }
     } else if config.hmac_secret.is_some() || config.hmac_secret_file.is_some() {
         "legacy HMAC-SHA256"
     } else {
@@ -575,6 +585,7 @@ mod tests {
         ("profile", "request"),
         ("capabilities", "caps.json"),
         ("binding", "http-json"),
+        ("request_profile", "legacy"),
         ("credential_header", "x-api-key"),
         ("listen", "127.0.0.1:9"),
         ("upstream", "http://127.0.0.1:1/events"),

@@ -6,7 +6,8 @@
 //! the per-keyid replay cap; request mode (every request-signing vector
 //! through a running gateway, the two policy files of the suite, the
 //! proxy's header rules, the composition with the credential header,
-//! buyer keys discovered through the `identity.brand_json_url` chain);
+//! buyer keys discovered through the `identity.brand_json_url` chain; a
+//! 3.2 and a legacy 3.0/3.1 request profile side by side);
 //! the periodic purge of the store's expired rows.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -16,6 +17,7 @@ mod purge;
 mod request_discovery;
 mod request_mode;
 mod request_policy;
+mod request_profile;
 mod serve;
 mod support;
 mod tls;

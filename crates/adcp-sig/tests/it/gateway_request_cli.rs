@@ -2,7 +2,8 @@
 //! verified and proxied to the seller's server with the verified identity,
 //! an unsigned call to a `required_for` operation is refused with the
 //! signature challenge, one carrying the credential header (named by the
-//! environment here) is forwarded marked `unsigned`.
+//! environment here) is forwarded marked `unsigned`; a 3.2 and a legacy
+//! (3.0/3.1) request-profile gateway run side by side.
 
 use crate::support::gateway as common;
 use adcp_sign::{Algorithm, HttpSigner, SigningProfile, SoftwareSigner, UnsignedRequest};
@@ -210,6 +211,122 @@ fn request_mode_usage_errors_exit_2() {
     let (code, out) = run(&["--binding", "rest"], &[("ADCP_GATEWAY_PROFILE", "request")]);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("--binding must be"), "{out}");
+    // The request profile: its values, request mode only, and a 3.2
+    // gateway needs covers_content_digest "required".
+    let (code, out) = run(
+        &[
+            "--profile",
+            "request",
+            "--capabilities",
+            "caps.json",
+            "--request-profile",
+            "3.1",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("--request-profile must be 3.2 or legacy"), "{out}");
+    let (code, out) = run(&[], &[("ADCP_GATEWAY_REQUEST_PROFILE", "legacy")]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("--request-profile is a request-mode setting"), "{out}");
+    std::fs::write(
+        dir.0.join("either.json"),
+        r#"{"supported": true, "covers_content_digest": "either"}"#,
+    )
+    .unwrap();
+    let (code, out) = run(&["--profile", "request", "--capabilities", "either.json"], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("takes --request-profile legacy"), "{out}");
+}
+
+/// A seller in transition runs two gateway processes in front of one
+/// server: `--request-profile 3.2` (the default) and, from the
+/// environment, `legacy` with its own capabilities. Each passes requests
+/// signed in its profile's encoding and refuses the other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_3_2_and_a_legacy_gateway_process_side_by_side() {
+    use adcp_sign::LegacyDigest;
+    let dir = TempDir::new("cli-request-profiles");
+    let (upstream, seen) = seller_server().await;
+    let key = SoftwareSigner::generate(Algorithm::Ed25519, "cli-buyer-2026").unwrap();
+    std::fs::write(
+        dir.0.join("buyer-jwks.json"),
+        key.jwks().unwrap().to_public_json().to_string(),
+    )
+    .unwrap();
+    let private = key.private_jwk().unwrap();
+    for (name, coverage) in [("caps-3.2.json", "required"), ("caps-legacy.json", "either")] {
+        std::fs::write(
+            dir.0.join(name),
+            json!({"supported": true, "covers_content_digest": coverage, "required_for": ["create_media_buy"]})
+                .to_string(),
+        )
+        .unwrap();
+    }
+    let start = |caps: &str, profile: Option<&str>, store: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_adcp-sig"));
+        command
+            .args(["gateway", "--profile", "request", "--upstream"])
+            .arg(format!("http://{upstream}/"))
+            .arg("--capabilities")
+            .arg(dir.0.join(caps))
+            .arg("--jwks")
+            .arg(dir.0.join("buyer-jwks.json"))
+            .args(["--jwks-agent", BUYER, "--listen", "127.0.0.1:0", "--store"])
+            .arg(format!("sqlite:{}", dir.0.join(store).display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(profile) = profile {
+            command.env("ADCP_GATEWAY_REQUEST_PROFILE", profile);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let (line, addr) = common::listening(&mut stderr);
+        (child, stderr, line, addr)
+    };
+    let (mut current, _current_log, current_line, current_addr) = start("caps-3.2.json", None, "a.sqlite");
+    let (mut legacy, _legacy_log, legacy_line, legacy_addr) = start("caps-legacy.json", Some("legacy"), "b.sqlite");
+    assert!(current_line.contains("3.2 request profile"), "{current_line}");
+    assert!(legacy_line.contains("legacy 3.0/3.1 request profile"), "{legacy_line}");
+
+    let client = common::http_client(Duration::from_secs(10)).unwrap();
+    let mut n = 0;
+    for (signed_as, profile) in [
+        ("3.2", SigningProfile::request_v3_2()),
+        ("legacy", SigningProfile::request_legacy(LegacyDigest::Cover)),
+    ] {
+        let signer = HttpSigner::new(profile, SoftwareSigner::from_jwk(&private).unwrap()).unwrap();
+        for (gateway, addr) in [("3.2", &current_addr), ("legacy", &legacy_addr)] {
+            n += 1;
+            let url = format!("http://{addr}/mcp");
+            let mut call = tools_call("create_media_buy");
+            call["params"]["arguments"]["idempotency_key"] = json!(format!("cli-{n}"));
+            let body = adcp_sign::Body::json(&call).unwrap();
+            let signed = signer.sign(&UnsignedRequest::post(&url, &body)).await.unwrap();
+            let response = common::signed_post(&client, &url, &signed).send().await.unwrap();
+            let status = response.status().as_u16();
+            let challenge = response
+                .headers()
+                .get("www-authenticate")
+                .map(|v| v.to_str().unwrap().to_owned());
+            if signed_as == gateway {
+                assert_eq!((status, challenge), (200, None), "{signed_as} -> {gateway}");
+                let seen = seen.lock().unwrap();
+                assert_eq!(seen.last().unwrap().1["x-adcp-signature"], "verified");
+            } else {
+                assert_eq!(
+                    (status, challenge.as_deref()),
+                    (401, Some("Signature error=\"request_signature_header_malformed\"")),
+                    "{signed_as} -> {gateway}"
+                );
+            }
+        }
+    }
+    assert_eq!(seen.lock().unwrap().len(), 2, "only the matching profiles forwarded");
+    for child in [&mut current, &mut legacy] {
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        assert_eq!(child.wait().unwrap().code(), Some(0));
+    }
 }
 
 /// `--agent` in request mode discovers a *buyer* agent's keys through the
