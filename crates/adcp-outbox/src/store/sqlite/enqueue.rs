@@ -34,36 +34,16 @@ pub(super) fn enqueue_in(
     row: &Insert,
     lease: Option<&LeaseGrant>,
 ) -> rusqlite::Result<(Enqueued, Option<Claimed>)> {
-    let existing: Option<(String, Vec<u8>, String)> = conn
-        .prepare_cached(&q.existing)?
-        .query_row(params![row.signing_scope, row.idempotency_key], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .optional()?;
-    if let Some((id, fingerprint, url)) = existing {
-        if fingerprint != row.fingerprint {
-            return Err(refuse(OutboxError::KeyConflict {
-                scope: row.signing_scope.clone(),
-                key: row.idempotency_key.clone(),
-            }));
+    let held = row.coalescing_window_ms > 0;
+    if held {
+        // A duplicate must be found before it could supersede anything.
+        if let Some(done) = duplicate(conn, q, row)? {
+            return Ok((done, None));
         }
-        if url != row.url {
-            return Err(refuse(OutboxError::KeyUsedForOtherDestination {
-                key: row.idempotency_key.clone(),
-            }));
-        }
-        let done = Enqueued {
-            id: EventId::from_stored(id),
-            idempotency_key: row.idempotency_key.clone(),
-            duplicate: true,
-            superseded: None,
-        };
-        return Ok((done, None));
     }
     let now = row.enqueued_at_ms;
     let mut next_attempt_at = now.saturating_add(row.coalescing_window_ms);
     let mut superseded = None;
-    let held = row.coalescing_window_ms > 0;
     if let (Some(kind), Some(key), true) = (&row.notification_type, &row.coalescing_key, held) {
         let older: Option<(String, i64)> = conn
             .prepare_cached(&q.held)?
@@ -88,7 +68,7 @@ pub(super) fn enqueue_in(
         }
         _ => None,
     };
-    conn.prepare_cached(&q.insert)?.execute(params![
+    let inserted = conn.prepare_cached(&q.insert)?.execute(params![
         row.id.as_str(),
         row.signing_scope,
         row.idempotency_key,
@@ -116,6 +96,14 @@ pub(super) fn enqueue_in(
         lease.map(|l| l.owner.as_str()),
         lease.map(|l| l.until_ms),
     ])?;
+    if inserted == 0 {
+        // The key was taken (the insert ignores conflicts: one statement
+        // for the usual case, and no statement journal).
+        return match duplicate(conn, q, row)? {
+            Some(done) => Ok((done, None)),
+            None => Err(rusqlite::Error::QueryReturnedNoRows),
+        };
+    }
     if !row.resources.is_empty() {
         let mut insert = conn.prepare_cached(&q.resource)?;
         for resource in &row.resources {
@@ -131,6 +119,38 @@ pub(super) fn enqueue_in(
         superseded,
     };
     Ok((done, claimed))
+}
+
+/// What enqueueing `row` again gives when its key is already stored:
+/// the first enqueue's id for the same payload and destination, a
+/// refusal otherwise; `None` when the key is free.
+fn duplicate(conn: &Connection, q: &Sql, row: &Insert) -> rusqlite::Result<Option<Enqueued>> {
+    let existing: Option<(String, Vec<u8>, String)> = conn
+        .prepare_cached(&q.existing)?
+        .query_row(params![row.signing_scope, row.idempotency_key], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let Some((id, fingerprint, url)) = existing else {
+        return Ok(None);
+    };
+    if fingerprint != row.fingerprint {
+        return Err(refuse(OutboxError::KeyConflict {
+            scope: row.signing_scope.clone(),
+            key: row.idempotency_key.clone(),
+        }));
+    }
+    if url != row.url {
+        return Err(refuse(OutboxError::KeyUsedForOtherDestination {
+            key: row.idempotency_key.clone(),
+        }));
+    }
+    Ok(Some(Enqueued {
+        id: EventId::from_stored(id),
+        idempotency_key: row.idempotency_key.clone(),
+        duplicate: true,
+        superseded: None,
+    }))
 }
 
 /// The first attempt of `row`, leased by `grant`.

@@ -58,6 +58,7 @@ pub(super) struct Sql {
     pub(super) candidates: [String; 4],
     pub(super) lease: String,
     pub(super) record_attempt: String,
+    pub(super) record: String,
     pub(super) fence: String,
     pub(super) undo_event: String,
     pub(super) done_event: String,
@@ -97,9 +98,12 @@ impl Sql {
                  WHERE id = ?1"
             ),
             // A leased insert (?24 not null) is the first attempt's claim:
-            // in flight, attempt 1, its horizon running from now.
+            // in flight, attempt 1, its horizon running from now. A taken
+            // key inserts nothing (the caller then reads the stored event):
+            // one statement for a new event, and, unlike a conflict that
+            // aborts, no statement journal.
             insert: format!(
-                "INSERT INTO {p}events (id, signing_scope, idempotency_key, fingerprint, body, body_size, key_id,
+                "INSERT OR IGNORE INTO {p}events (id, signing_scope, idempotency_key, fingerprint, body, body_size, key_id,
                     notification_type, notification_id, subscriber_id, sequence_number, channel_id, principal,
                     url, origin, operation_id, auth_scheme, auth_credentials, coalescing_key, state, attempts,
                     enqueued_at, horizon_ms, next_attempt_at, deadline_at, lease_token, lease_owner, lease_until,
@@ -175,8 +179,21 @@ impl Sql {
                     body_size, ?6
                  FROM {p}events WHERE id = ?1 AND notification_type IS NOT NULL"
             ),
+            // One attempt's record from values: a single-row insert, which
+            // SQLite runs without a statement journal (an INSERT … SELECT
+            // copies every page it changes into one, even in a batch).
+            record: format!(
+                "INSERT INTO {p}activity (event_id, attempt, idempotency_key, notification_id, notification_type,
+                    subscriber_id, sequence_number, principal, target_url, fired_at, completed_at, status,
+                    http_status_code, response_time_ms, payload_size_bytes, error_message)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+            ),
+            // A lease still held, and what its attempt's record needs
+            // (columns 1–10; the row keeps them through the outcome).
             fence: format!(
-                "SELECT probe FROM {p}events
+                "SELECT probe, attempts, idempotency_key, notification_id, notification_type, subscriber_id,
+                    sequence_number, principal, url, COALESCE(attempt_at, first_attempt_at), body_size
+                 FROM {p}events
                  WHERE id = ?1 AND lease_token = ?2 AND state = 'in_flight' AND lease_until > ?3"
             ),
             undo_event: format!(
@@ -187,6 +204,7 @@ impl Sql {
                     reason = ?4, finished_at = CASE WHEN ?2 = 'pending' THEN NULL ELSE ?5 END
                  WHERE id = ?1"
             ),
+            // The outcome of the lease `fence` just found current.
             done_event: format!(
                 "UPDATE {p}events SET state = ?2, next_attempt_at = COALESCE(?3, next_attempt_at),
                     lease_token = NULL, lease_owner = NULL, lease_until = NULL, probe = 0,
