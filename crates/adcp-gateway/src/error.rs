@@ -260,6 +260,11 @@ pub enum ConfigError {
     /// The TLS crypto provider cannot build a server configuration.
     #[error("tls: {0}")]
     TlsProvider(String),
+    /// A reload was asked of a gateway built from parts
+    /// ([`Gateway::new`](crate::Gateway::new)), which has no configuration
+    /// to read its keys and policies from again.
+    #[error("this gateway was built from parts (Gateway::new), not from a configuration: nothing to reload")]
+    NotReloadable,
     /// A TLS reload was asked of a gateway serving plain HTTP.
     #[error("no --tls-cert to reload: the gateway serves plain HTTP")]
     NoTls,

@@ -81,7 +81,12 @@
 //! [`GatewayOptions::tls`], a [`TlsConfig`]) the gateway serves HTTPS,
 //! HTTP/2 and HTTP/1.1 by ALPN; [`GatewayHandle::reload_tls`],
 //! [`TlsConfig::reload`] or, under [`Gateway::run`], a `SIGHUP` swap the
-//! certificate for new connections. [`GatewayConfig::revoked_kids`] and
+//! certificate for new connections. A gateway built from a configuration
+//! also reloads its key and policy material without a restart
+//! ([`Gateway::reload`], and on `SIGHUP` with
+//! [`Gateway::reload_on_sighup`], which `Gateway::run` runs, TLS or not):
+//! the new set is read, checked and built whole, then swapped in at once,
+//! or nothing changes. [`GatewayConfig::revoked_kids`] and
 //! [`GatewayConfig::replay_cap_per_keyid`] override the checklist's
 //! revocation (step 9) and per-keyid cap (step 9a) for test counterparties
 //! and emergencies.
@@ -149,6 +154,7 @@ mod forward;
 mod keys;
 mod metrics;
 mod purge;
+mod reload;
 mod request;
 mod server;
 mod setup;
@@ -160,6 +166,7 @@ pub use error::{ConfigError, EntryProblem, GatewayError, RegistrationsError};
 pub use forward::{IDEMPOTENCY_KEY, NOTIFICATION_ID, NOTIFICATION_TYPE, REEMISSION_OF, VERIFIED_AGENT, VERIFIED_KEYID};
 pub use keys::AgentsResolver;
 pub use metrics::GatewayMetrics;
+pub use reload::Reloaded;
 pub use request::{RequestOptions, SIGNATURE_STATE};
 pub use server::{Gateway, GatewayHandle, GatewayOptions};
 pub use subscriptions::Registrations;

@@ -69,6 +69,8 @@ pub struct GatewayMetrics {
     buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_micros: AtomicU64,
+    reloads_ok: AtomicU64,
+    reloads_failed: AtomicU64,
     jwks_uri_changes: JwksUriChanges,
 }
 
@@ -125,6 +127,26 @@ impl GatewayMetrics {
     #[must_use]
     pub fn purge_failure_count(&self) -> u64 {
         self.purge_failures.load(Ordering::Relaxed)
+    }
+
+    /// One reload of the key and policy material (and the TLS
+    /// certificate, on `SIGHUP`): applied, or failed and nothing changed.
+    pub(crate) fn reloaded(&self, ok: bool) {
+        let counter = if ok { &self.reloads_ok } else { &self.reloads_failed };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Reloads applied so far (`adcp_gateway_reloads_total{result="ok"}`).
+    #[must_use]
+    pub fn reload_count(&self) -> u64 {
+        self.reloads_ok.load(Ordering::Relaxed)
+    }
+
+    /// Reloads that failed so far, the material in force kept
+    /// (`adcp_gateway_reloads_total{result="failed"}`).
+    #[must_use]
+    pub fn reload_failure_count(&self) -> u64 {
+        self.reloads_failed.load(Ordering::Relaxed)
     }
 
     /// One failed forward.
@@ -270,6 +292,20 @@ impl GatewayMetrics {
             "adcp_gateway_store_purge_failures_total {}",
             self.purge_failure_count()
         );
+        out.push_str(
+            "# HELP adcp_gateway_reloads_total Reloads of the key and policy material (SIGHUP, Gateway::reload) by result: ok, or failed (the material in force kept).\n",
+        );
+        out.push_str("# TYPE adcp_gateway_reloads_total counter\n");
+        let _ = writeln!(
+            out,
+            "adcp_gateway_reloads_total{{result=\"ok\"}} {}",
+            self.reload_count()
+        );
+        let _ = writeln!(
+            out,
+            "adcp_gateway_reloads_total{{result=\"failed\"}} {}",
+            self.reload_failure_count()
+        );
         if !self.jwks_uri_changes.0.is_empty() {
             out.push_str(
                 "# HELP adcp_gateway_jwks_uri_changes_total Discoveries of a seller whose brand.json named a jwks_uri other than the pinned or first-learned one (alarmed; refused unless adoption is on).\n",
@@ -332,6 +368,13 @@ mod tests {
         assert!(text.contains("adcp_gateway_store_purged_total 7\n"), "{text}");
         assert!(text.contains("adcp_gateway_store_purge_failures_total 1\n"), "{text}");
         assert!(!text.contains("jwks_uri_changes"), "no discovered sellers, no series");
+        assert!(text.contains("adcp_gateway_reloads_total{result=\"ok\"} 0\n"), "{text}");
+        metrics.reloaded(false);
+        let text = metrics.render(&receiver);
+        assert!(
+            text.contains("adcp_gateway_reloads_total{result=\"failed\"} 1\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -8,14 +8,15 @@ use crate::error::{ConfigError, GatewayError};
 use crate::forward::Upstream;
 use crate::metrics::{GatewayMetrics, JwksUriChanges, UpstreamFailure};
 use crate::purge::Purge;
-use crate::request::{CredentialHeader, Proxy, RequestOptions};
+use crate::reload::{Build, Policy, ReloadSource, Verifying};
+use crate::request::{Proxy, RequestOptions};
 use crate::subscriptions::Registrations;
 use crate::tls::TlsConfig;
 use adcp_request::RequestVerifier;
 use adcp_sigbase::Clock;
 use adcp_store::SenderKey;
 use adcp_store::{PurgeExpired, Store};
-use adcp_verify::admission::{AdmissionMonitor, AdmissionThresholds};
+use adcp_verify::admission::AdmissionThresholds;
 use adcp_verify::legacy::WebhookAuthMode;
 use adcp_verify::CodePrefix;
 use adcp_verify::KeyResolver;
@@ -140,6 +141,9 @@ pub struct GatewayOptions {
     /// (`adcp_gateway_store_purge_failures_total`), never fatal. Zero
     /// never purges. Default 300 s.
     pub purge_interval: Duration,
+    /// What [`Gateway::reload`] starts from; set by
+    /// [`Gateway::from_config`] only.
+    pub(crate) reload: Option<ReloadSource>,
 }
 
 impl std::fmt::Debug for GatewayOptions {
@@ -162,6 +166,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("request", &self.request)
             .field("purge", &self.purge.as_ref().map(|_| "store"))
             .field("purge_interval", &self.purge_interval)
+            .field("reloadable", &self.reload.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -190,6 +195,7 @@ impl GatewayOptions {
             request: None,
             purge: None,
             purge_interval: DEFAULT_PURGE_INTERVAL,
+            reload: None,
         }
     }
 }
@@ -201,9 +207,13 @@ pub struct Gateway {
 }
 
 struct Shared {
-    receiver: Receiver,
-    /// The receivers of legacy registrations, by canonical URL.
-    by_url: std::collections::HashMap<String, Receiver>,
+    /// The receivers and request verifier in force, replaced whole by a
+    /// reload ([`Gateway::reload`]).
+    verifying: std::sync::RwLock<Arc<Verifying>>,
+    /// What a new verifying set is built with.
+    build: Build,
+    /// What a reload starts from (gateways built from a configuration).
+    reload: Option<std::sync::Mutex<ReloadSource>>,
     store: Arc<dyn Store>,
     upstream: Upstream,
     target: Target,
@@ -222,9 +232,8 @@ struct Shared {
     deliveries: Deliveries,
 }
 
-/// What request mode serves with.
+/// What request mode serves with (its verifier is in [`Verifying`]).
 struct RequestState {
-    verifier: RequestVerifier,
     proxy: Proxy,
     /// Per-outcome counters (`verified`, `unsigned`, `failed`, or the
     /// refusal code).
@@ -283,12 +292,11 @@ impl Gateway {
             }
             (None, None) => Target::Any,
         };
-        let config = ReceiverConfig {
+        let receiver_config = ReceiverConfig {
             max_body_bytes: options.max_body_bytes,
             scheme: target.scheme().to_owned(),
             ..ReceiverConfig::default()
         };
-        let keys = crate::keys::RevokedKids::wrap(keys, &options.revoked_kids);
         // New-keyid admission-pressure alarms (spec "Webhook replay dedup
         // sizing"), required on webhook receivers: thresholds from the
         // ADCP_ADMISSION_* variables, starting values where unset (flagged,
@@ -307,57 +315,40 @@ impl Gateway {
         // One receiver per verification mode: the configured one for every
         // URL, and one per legacy registration for deliveries to its URL
         // (its credential, its seller). They share keys, store and
-        // registrations.
-        let build = |mode: WebhookAuthMode, sender: Option<String>| {
-            let mut builder = Receiver::builder_with_store(Arc::clone(&keys), Arc::new(Arc::clone(&store)))
-                .mode(mode, sender)
-                .config(config.clone())
-                .admission_monitor(AdmissionMonitor::new(thresholds.clone()));
-            if let Some(clock) = &options.clock {
-                builder = builder.clock(Arc::clone(clock));
-            }
-            if let Some(loaded) = &options.subscriptions {
-                builder = builder.subscriptions(Arc::new(loaded.subscriptions.clone()));
-            }
-            builder.build().map_err(ConfigError::Receiver)
+        // registrations; a reload builds them again.
+        let build = Build {
+            store: Arc::clone(&store),
+            receiver_config,
+            thresholds,
+            clock: options.clock.clone(),
+            max_body_bytes: options.max_body_bytes,
+            request_replay: None,
+            metrics: Arc::default(),
+            url_metrics: std::sync::Mutex::default(),
         };
-        let receiver = build(options.mode.clone(), options.legacy_sender.clone())?;
-        let mut by_url = std::collections::HashMap::new();
-        for (url, mode, seller) in options.subscriptions.iter().flat_map(|loaded| loaded.legacy.iter()) {
-            by_url.insert(url.clone(), build(mode.clone(), Some(seller.clone()))?);
-        }
+        let policy = Policy {
+            keys,
+            revoked_kids: options.revoked_kids.clone(),
+            subscriptions: options.subscriptions.clone(),
+            mode: options.mode.clone(),
+            legacy_sender: options.legacy_sender.clone(),
+            request: options.request.clone(),
+        };
+        let verifying = build.verifying(&policy)?;
         let request = match &options.request {
-            Some(request) => {
-                let replay: Arc<dyn adcp_verify::ReplayStore> = match &request.replay {
-                    Some(replay) => Arc::clone(replay),
-                    None => Arc::new(Arc::clone(&store)),
-                };
-                let mut builder = RequestVerifier::builder(Arc::clone(&keys), replay, request.capability.clone())
-                    .profile(request.profile.clone())
-                    .scheme(target.scheme())
-                    .max_body_bytes(options.max_body_bytes)
-                    .authenticator(CredentialHeader(request.credential_header.clone()))
-                    .admission_monitor(AdmissionMonitor::new(thresholds.clone()));
-                if let Some(binding) = request.binding {
-                    builder = builder.binding(binding);
-                }
-                if let Some(clock) = &options.clock {
-                    builder = builder.clock(Arc::clone(clock));
-                }
-                Some(RequestState {
-                    verifier: builder.build().map_err(ConfigError::RequestVerifier)?,
-                    proxy: Proxy::new(options.upstream.clone(), options.upstream_timeout)?,
-                    outcomes: adcp_webhook::Metrics::default(),
-                })
-            }
+            Some(_) => Some(RequestState {
+                proxy: Proxy::new(options.upstream.clone(), options.upstream_timeout)?,
+                outcomes: adcp_webhook::Metrics::default(),
+            }),
             None => None,
         };
         let upstream = Upstream::new(options.upstream, options.upstream_timeout)?;
         let purge = Purge::new(options.purge.as_ref(), options.purge_interval, options.clock.as_ref());
         Ok(Self {
             state: Arc::new(Shared {
-                receiver,
-                by_url,
+                verifying: std::sync::RwLock::new(Arc::new(verifying)),
+                build,
+                reload: options.reload.map(std::sync::Mutex::new),
                 store,
                 upstream,
                 target,
@@ -374,10 +365,12 @@ impl Gateway {
         })
     }
 
-    /// The receiver (its per-outcome counters: [`Receiver::metrics`]).
+    /// The receiver in force (its per-outcome counters:
+    /// [`Receiver::metrics`], which carry over reloads); a
+    /// [`reload`](Self::reload) replaces it.
     #[must_use]
-    pub fn receiver(&self) -> &Receiver {
-        &self.state.receiver
+    pub fn receiver(&self) -> Receiver {
+        self.verifying().receiver.clone()
     }
 
     /// Request mode's per-outcome counters (`verified`, `unsigned`,
@@ -388,10 +381,35 @@ impl Gateway {
         self.state.request.as_ref().map(|r| &r.outcomes)
     }
 
-    /// Request mode's verifier; `None` in webhook mode.
+    /// Request mode's verifier in force; `None` in webhook mode. A
+    /// [`reload`](Self::reload) replaces it.
     #[must_use]
-    pub fn request_verifier(&self) -> Option<&RequestVerifier> {
-        self.state.request.as_ref().map(|r| &r.verifier)
+    pub fn request_verifier(&self) -> Option<RequestVerifier> {
+        self.verifying().request.clone()
+    }
+
+    /// The receivers and verifier in force.
+    fn verifying(&self) -> Arc<Verifying> {
+        self.state.verifying()
+    }
+
+    /// Replaces the receivers and verifier in force.
+    pub(crate) fn install(&self, verifying: Verifying) {
+        *self
+            .state
+            .verifying
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(verifying);
+    }
+
+    /// What new receivers and verifiers are built with.
+    pub(crate) fn build(&self) -> &Build {
+        &self.state.build
+    }
+
+    /// What a reload starts from, for a gateway built from a configuration.
+    pub(crate) fn reload_source(&self) -> Option<&std::sync::Mutex<ReloadSource>> {
+        self.state.reload.as_ref()
     }
 
     /// The gateway's own counters.
@@ -666,11 +684,8 @@ async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
     let body = if let Some(request) = &state.request {
         state.metrics.render_requests(&request.outcomes)
     } else {
-        state.metrics.render_receivers(
-            std::iter::once(&state.receiver)
-                .chain(state.by_url.values())
-                .map(Receiver::metrics),
-        )
+        let receivers = state.build.all_metrics();
+        state.metrics.render_receivers(receivers.iter().map(AsRef::as_ref))
     };
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
@@ -680,8 +695,11 @@ async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
 }
 
 async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response {
-    if let Some(mode) = &state.request {
-        return signed_request(&state, mode, request).await;
+    // The set in force when the request starts; a reload meanwhile does
+    // not change it under the request.
+    let verifying = state.verifying();
+    if let (Some(mode), Some(verifier)) = (&state.request, &verifying.request) {
+        return signed_request(&state, mode, verifier, request).await;
     }
     if request.method() != Method::POST {
         return closing(error_response(
@@ -705,7 +723,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     let (parts, body) = request.into_parts();
     {
         if let Err(refusal) = state.target.check_received(&parts, CodePrefix::Webhook) {
-            state.receiver.metrics().incr(refusal.code_str());
+            verifying.receiver.metrics().incr(refusal.code_str());
             let response = closing(refusal_response(&refusal));
             log(&state, &response, refusal.code_str(), started.elapsed(), None);
             return response;
@@ -714,7 +732,7 @@ async fn webhook(State(state): State<Arc<Shared>>, request: Request) -> Response
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
     let ended = body.ended();
-    let receiver = state.receiver_for(&parts);
+    let receiver = verifying.receiver_for(&state.target, &parts);
     let delivery = match receiver.decide_streaming(&parts, body).await {
         Decision::Reply(_) if expired.load(Ordering::Relaxed) => {
             let response = error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None);
@@ -865,7 +883,7 @@ impl Drop for Settling {
 /// webhook mode, then the request verifier; an accepted request is proxied
 /// upstream and the upstream's answer relayed, a refused one answered by
 /// the verifier's [`adcp_request::Reply`] (nothing forwarded).
-async fn signed_request(state: &Shared, mode: &RequestState, request: Request) -> Response {
+async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestVerifier, request: Request) -> Response {
     let started = Instant::now();
     let finish = |response: Response, outcome: &'static str, event: Option<String>| {
         mode.outcomes.incr(outcome);
@@ -901,7 +919,7 @@ async fn signed_request(state: &Shared, mode: &RequestState, request: Request) -
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
     let ended = body.ended();
-    let (body, auth) = match mode.verifier.verify_streaming(&parts, body).await {
+    let (body, auth) = match verifier.verify_streaming(&parts, body).await {
         Ok(accepted) => accepted,
         Err(_) if expired.load(Ordering::Relaxed) => {
             let response = error_response(StatusCode::REQUEST_TIMEOUT, answer::BODY_TIMEOUT, None);
@@ -1054,13 +1072,20 @@ impl http_body::Body for DeadlineBody {
 }
 
 impl Shared {
+    /// The receivers and verifier in force.
+    fn verifying(&self) -> Arc<Verifying> {
+        Arc::clone(&self.verifying.read().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+}
+
+impl Verifying {
     /// The receiver for the URL a request arrived at: a legacy
     /// registration's own, else the gateway's.
-    fn receiver_for(&self, parts: &http::request::Parts) -> &Receiver {
+    fn receiver_for(&self, target: &Target, parts: &http::request::Parts) -> &Receiver {
         if self.by_url.is_empty() {
             return &self.receiver;
         }
-        let scheme = self.target.scheme();
+        let scheme = target.scheme();
         let authority = match parts.uri.authority() {
             Some(authority) => Some(authority.as_str()),
             None => parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),

@@ -5,14 +5,16 @@ use crate::config::{GatewayConfig, KeySource, Resolved};
 use crate::error::{ConfigError, GatewayError};
 use crate::keys::AgentsResolver;
 use crate::metrics::JwksUriChanges;
+use crate::reload::{Discovered, DiscoveredAgent, DiscoveredAgents, ReloadSource};
 use crate::subscriptions::Registrations;
 use crate::{Gateway, GatewayOptions};
 use adcp_sigbase::Clock;
 use adcp_store::StoreOptions;
 use adcp_verify::legacy::{HmacSecrets, WebhookAuthMode};
 use adcp_verify::{KeyResolver, StaticKeyResolver};
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 impl Gateway {
     /// Builds the gateway `config` describes: checks it
@@ -43,7 +45,24 @@ impl Gateway {
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Self, GatewayError> {
         let resolved = config.resolve()?;
-        let (keys, jwks_uri_changes) = key_resolver(config, &resolved, clock.clone())?;
+        let (keys, discovered) = key_resolver(config, &resolved, clock.clone(), &BTreeMap::new())?;
+        // Each discovered agent's jwks_uri changes, read from the resolver
+        // in force (a reload may replace it).
+        let discovered: Discovered = Arc::new(Mutex::new(discovered));
+        let mut jwks_uri_changes = JwksUriChanges::default();
+        if let KeySource::Agents(agents) = &resolved.keys {
+            for agent in agents {
+                let (registry, key) = (Arc::clone(&discovered), agent.clone());
+                let counter = move || {
+                    registry
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(&key)
+                        .map_or(0, DiscoveredAgent::jwks_uri_changes)
+                };
+                jwks_uri_changes.0.push((agent.clone(), Arc::new(counter)));
+            }
+        }
         let mut options = StoreOptions {
             namespace: config.store_namespace.clone(),
             op_timeout: config.store_timeout,
@@ -66,7 +85,10 @@ impl Gateway {
                 store: config.store.to_string(),
                 source,
             })?;
+        let (mode, legacy_sender) = hmac_mode(&resolved)?;
         let mut gateway = GatewayOptions::new(resolved.upstream);
+        gateway.mode = mode;
+        gateway.legacy_sender = legacy_sender;
         gateway.upstream_timeout = config.upstream_timeout;
         gateway.public_url.clone_from(&config.public_url);
         gateway.accept_hosts.clone_from(&config.accept_hosts);
@@ -80,25 +102,27 @@ impl Gateway {
         gateway.header_timeout = config.header_timeout;
         gateway.body_timeout = config.body_timeout;
         gateway.max_concurrency = config.max_concurrency;
-        gateway.clock = clock;
+        gateway.clock.clone_from(&clock);
         gateway.jwks_uri_changes = jwks_uri_changes;
         gateway.request = resolved.request;
         gateway.purge = opened.purge;
         gateway.purge_interval = config.purge_interval;
-        if let Some(secret) = &resolved.hmac_secret {
-            let secrets = HmacSecrets::new(secret).map_err(ConfigError::HmacSecret)?;
-            gateway.mode = WebhookAuthMode::HmacSha256 { secrets };
-            gateway.legacy_sender = resolved.hmac_sender;
-        }
+        gateway.reload = Some(ReloadSource {
+            config: config.clone(),
+            discovered,
+            clock,
+        });
         Gateway::new(keys, opened.store, gateway)
     }
 
     /// Builds the gateway `config` describes ([`from_config`](Self::from_config)),
     /// serves it on [`GatewayConfig::listen`] until `shutdown` completes
     /// (a signal, a channel), then stops accepting connections and waits
-    /// until in-flight requests have been answered. When serving TLS, on
-    /// Unix, each `SIGHUP` reloads the certificate
-    /// ([`TlsConfig::reload_on_sighup`](crate::TlsConfig::reload_on_sighup)).
+    /// until in-flight requests have been answered. On Unix, each `SIGHUP`
+    /// reloads the TLS certificate (when serving TLS) and the key and
+    /// policy material from the files `config` names
+    /// ([`Gateway::reload_on_sighup`]; the other settings are `config`'s
+    /// and stay); a `SIGHUP` never ends the process.
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), adcp_gateway::GatewayError> {
@@ -124,9 +148,11 @@ impl Gateway {
                 source,
             })?;
         #[cfg(unix)]
-        let reloader = match gateway.tls() {
-            Some(tls) => Some(tls.reload_on_sighup().map_err(GatewayError::Serve)?),
-            None => None,
+        let reloader = {
+            let config = config.clone();
+            gateway
+                .reload_on_sighup(move || Ok(config.clone()))
+                .map_err(GatewayError::Serve)?
         };
         let mut handle = gateway.serve(listener).map_err(GatewayError::Serve)?;
         let result = tokio::select! {
@@ -137,21 +163,22 @@ impl Gateway {
             },
         };
         #[cfg(unix)]
-        if let Some(reloader) = reloader {
-            reloader.abort();
-        }
+        reloader.abort();
         result
     }
 }
 
-/// The key resolver for the configured key source and, for discovered
-/// sellers, each one's `jwks_uri` change counter.
-fn key_resolver(
+/// The key resolver for the configured key source, and the discovered
+/// agents' resolvers by agent URL. An agent in `known` whose
+/// `agent_brand_json` mapping is unchanged keeps its resolver (a reload:
+/// its caches, revocation list state and learned `jwks_uri` stay); the
+/// others get a new one.
+pub(crate) fn key_resolver(
     config: &GatewayConfig,
     resolved: &Resolved,
     clock: Option<Arc<dyn Clock>>,
-) -> Result<(Arc<dyn KeyResolver>, JwksUriChanges), ConfigError> {
-    let overrides = &config.test_overrides;
+    known: &DiscoveredAgents,
+) -> Result<(Arc<dyn KeyResolver>, DiscoveredAgents), ConfigError> {
     // Webhook mode discovers sellers from brand.json at the agent's origin
     // (→ agents[] → jwks_uri). Request mode discovers buyer agents through
     // the spec's identity.brand_json_url chain: the agent's own
@@ -176,60 +203,90 @@ fn key_resolver(
             Arc::new(StaticKeyResolver::new().with_jwks(&jwks, seller.as_str())),
         ));
     }
+    let mut discovered = BTreeMap::new();
     match &resolved.keys {
         KeySource::Jwks { path, agent } => {
             let jwks = read_jwks("--jwks", path)?;
             Ok((
                 Arc::new(StaticKeyResolver::new().with_jwks(&jwks, agent.as_str())),
-                JwksUriChanges::default(),
+                discovered,
             ))
         }
         KeySource::Agents(agents) => {
-            let mut changes = JwksUriChanges::default();
             for agent in agents {
-                let fetch = overrides.fetch_config()?;
-                let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.clone()).surface(surface);
-                if let Some(brand) = resolved.agent_brand_json.get(agent) {
-                    // Request mode, an onboarding-provided mapping: that
-                    // brand.json, no capabilities call.
-                    builder = builder.brand_json_url(brand.as_str());
-                } else if surface == adcp_jwks::SigningSurface::Request {
-                    let source = adcp_request::AgentCapabilities::from_fetch_config(&fetch).map_err(|source| {
-                        ConfigError::CapabilitiesClient {
-                            agent: agent.clone(),
-                            source,
-                        }
-                    })?;
-                    builder = builder.capabilities(Arc::new(source));
-                }
-                builder = builder.fetch_config(fetch);
-                if let Some(list) = resolved.revocation_lists.get(agent) {
-                    builder = builder
-                        .revocation_list_url(list.as_str())
-                        .allow_unsigned_revocation_list(overrides.allow_unsigned_revocation_lists);
-                }
-                if let Some(pin) = resolved.jwks_uri_pins.get(agent) {
-                    builder = builder.pin_jwks_uri(pin.as_str());
-                }
-                builder = builder.adopt_jwks_uri_changes(config.adopt_jwks_uri_changes);
-                if let Some(clock) = &clock {
-                    let clock = Arc::clone(clock);
-                    builder = builder.clock(Arc::new(move || clock.now()));
-                }
-                let resolver = builder.build().map_err(|source| ConfigError::Discovery {
-                    agent: agent.clone(),
-                    source,
-                })?;
-                let counted = resolver.clone();
-                changes
-                    .0
-                    .push((agent.clone(), Arc::new(move || counted.jwks_uri_changes())));
-                resolvers.push((agent.clone(), Arc::new(resolver)));
+                let brand_json = resolved.agent_brand_json.get(agent).map(url::Url::to_string);
+                let previous = known.get(agent);
+                let entry = match previous {
+                    Some(previous) if previous.brand_json == brand_json => previous.clone(),
+                    _ => DiscoveredAgent {
+                        resolver: discovery(config, resolved, clock.as_ref(), surface, agent)?,
+                        brand_json,
+                        base: previous.map_or(0, DiscoveredAgent::jwks_uri_changes),
+                    },
+                };
+                resolvers.push((agent.clone(), Arc::new(entry.resolver.clone())));
+                discovered.insert(agent.clone(), entry);
             }
-            Ok((Arc::new(AgentsResolver::new(resolvers)), changes))
+            Ok((Arc::new(AgentsResolver::new(resolvers)), discovered))
         }
-        KeySource::None if resolvers.is_empty() => Ok((Arc::new(StaticKeyResolver::new()), JwksUriChanges::default())),
-        KeySource::None => Ok((Arc::new(AgentsResolver::new(resolvers)), JwksUriChanges::default())),
+        KeySource::None if resolvers.is_empty() => Ok((Arc::new(StaticKeyResolver::new()), discovered)),
+        KeySource::None => Ok((Arc::new(AgentsResolver::new(resolvers)), discovered)),
+    }
+}
+
+/// A discovered agent's key resolver.
+fn discovery(
+    config: &GatewayConfig,
+    resolved: &Resolved,
+    clock: Option<&Arc<dyn Clock>>,
+    surface: adcp_jwks::SigningSurface,
+    agent: &str,
+) -> Result<adcp_jwks::HttpsKeyResolver, ConfigError> {
+    let overrides = &config.test_overrides;
+    let fetch = overrides.fetch_config()?;
+    let mut builder = adcp_jwks::HttpsKeyResolver::builder(agent.to_owned()).surface(surface);
+    if let Some(brand) = resolved.agent_brand_json.get(agent) {
+        // Request mode, an onboarding-provided mapping: that brand.json,
+        // no capabilities call.
+        builder = builder.brand_json_url(brand.as_str());
+    } else if surface == adcp_jwks::SigningSurface::Request {
+        let source = adcp_request::AgentCapabilities::from_fetch_config(&fetch).map_err(|source| {
+            ConfigError::CapabilitiesClient {
+                agent: agent.to_owned(),
+                source,
+            }
+        })?;
+        builder = builder.capabilities(Arc::new(source));
+    }
+    builder = builder.fetch_config(fetch);
+    if let Some(list) = resolved.revocation_lists.get(agent) {
+        builder = builder
+            .revocation_list_url(list.as_str())
+            .allow_unsigned_revocation_list(overrides.allow_unsigned_revocation_lists);
+    }
+    if let Some(pin) = resolved.jwks_uri_pins.get(agent) {
+        builder = builder.pin_jwks_uri(pin.as_str());
+    }
+    builder = builder.adopt_jwks_uri_changes(config.adopt_jwks_uri_changes);
+    if let Some(clock) = clock {
+        let clock = Arc::clone(clock);
+        builder = builder.clock(Arc::new(move || clock.now()));
+    }
+    builder.build().map_err(|source| ConfigError::Discovery {
+        agent: agent.to_owned(),
+        source,
+    })
+}
+
+/// The webhook registration's mode: legacy HMAC-SHA256 under its sender
+/// when a secret is configured, else RFC 9421.
+pub(crate) fn hmac_mode(resolved: &Resolved) -> Result<(WebhookAuthMode, Option<String>), ConfigError> {
+    match &resolved.hmac_secret {
+        Some(secret) => {
+            let secrets = HmacSecrets::new(secret).map_err(ConfigError::HmacSecret)?;
+            Ok((WebhookAuthMode::HmacSha256 { secrets }, resolved.hmac_sender.clone()))
+        }
+        None => Ok((WebhookAuthMode::Rfc9421, None)),
     }
 }
 

@@ -215,8 +215,10 @@ impl TlsConfig {
     /// until the returned task is aborted; a failed reload is reported on
     /// stderr and the current certificate kept. The signal handler is
     /// installed before this returns (so a `SIGHUP` no longer ends the
-    /// process). [`Gateway::run`](crate::Gateway::run) calls it when
-    /// serving TLS.
+    /// process). For a server of your own: a gateway's
+    /// [`Gateway::reload_on_sighup`](crate::Gateway::reload_on_sighup)
+    /// (what [`Gateway::run`](crate::Gateway::run) runs) reloads the
+    /// certificate it serves and its key and policy material together.
     ///
     /// # Errors
     ///

@@ -383,17 +383,27 @@ pub fn run(args: &GatewayArgs) -> u8 {
         }
     };
     let env_secret = std::env::var_os(GatewayConfig::HMAC_SECRET_ENV).map(|s| s.into_encoded_bytes());
-    let config = match resolve(args, env_secret) {
+    let config = match resolve(args, env_secret.clone()) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
-    runtime.block_on(serve(&config))
+    // On SIGHUP: the TOML file read again, with the flags and variables
+    // given at start laid over it as they were (the HMAC secret's variable
+    // too); the gateway applies what it can reload and reports the rest.
+    let args = args.clone();
+    let reread = move || -> Result<GatewayConfig, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(resolve(&args, env_secret.clone())?)
+    };
+    runtime.block_on(serve(&config, reread))
 }
 
-async fn serve(config: &GatewayConfig) -> u8 {
+async fn serve<F>(config: &GatewayConfig, reread: F) -> u8
+where
+    F: FnMut() -> Result<GatewayConfig, Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+{
     let progress = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     progress.enable_steady_tick(Duration::from_millis(100));
     progress.set_message(format!("opening store {}", config.store));
@@ -415,16 +425,19 @@ async fn serve(config: &GatewayConfig) -> u8 {
         }
     };
     progress.finish_and_clear();
-    // SIGHUP reloads the TLS certificate; installed before the listening
-    // line, so a SIGHUP from then on never ends the process.
+    // SIGHUP reloads the TLS certificate and the key and policy material;
+    // installed before the listening line, so a SIGHUP from then on never
+    // ends the process, TLS or not.
     #[cfg(unix)]
-    let _reloader = match gateway.tls().map(adcp_gateway::TlsConfig::reload_on_sighup).transpose() {
-        Ok(reloader) => reloader.map(AbortOnDrop),
+    let _reloader = match gateway.reload_on_sighup(reread) {
+        Ok(reloader) => AbortOnDrop(reloader),
         Err(e) => {
             eprintln!("error: SIGHUP handler: {e}");
             return 2;
         }
     };
+    #[cfg(not(unix))]
+    drop(reread);
     let mut handle = match gateway.serve(listener) {
         Ok(handle) => handle,
         Err(e) => {

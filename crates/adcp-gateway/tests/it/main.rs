@@ -8,12 +8,14 @@
 //! proxy's header rules, the composition with the credential header,
 //! buyer keys discovered through the `identity.brand_json_url` chain; a
 //! 3.2 and a legacy 3.0/3.1 request profile side by side);
-//! the periodic purge of the store's expired rows.
+//! the periodic purge of the store's expired rows; reloading keys and
+//! policies without a restart.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod config;
 mod limits;
 mod purge;
+mod reload;
 mod request_discovery;
 mod request_mode;
 mod request_policy;

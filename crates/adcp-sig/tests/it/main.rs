@@ -21,6 +21,7 @@ mod gateway_agents_cli;
 mod gateway_cli;
 mod gateway_faults;
 mod gateway_fleet;
+mod gateway_reload_cli;
 mod gateway_request_cli;
 mod gateway_revocation;
 mod gateway_tls_cli;

@@ -252,6 +252,7 @@ pub struct ReceiverBuilder {
     config: ReceiverConfig,
     admission: Option<AdmissionMonitor>,
     subscriptions: Option<Arc<dyn Subscriptions>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 /// A receiver configuration that cannot work.
@@ -315,6 +316,15 @@ impl ReceiverBuilder {
         self
     }
 
+    /// Per-outcome counters to count in (default: the receiver's own, from
+    /// zero): a receiver built again to replace another (new keys or
+    /// registrations) keeps counting where the one it replaces stopped.
+    #[must_use]
+    pub fn metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// Builds the receiver.
     ///
     /// # Errors
@@ -346,7 +356,7 @@ impl ReceiverBuilder {
                 idempotency: self.idempotency,
                 clock: self.clock,
                 config: self.config,
-                metrics: Metrics::default(),
+                metrics: self.metrics.unwrap_or_default(),
                 subscriptions: self.subscriptions,
             }),
         })
@@ -360,7 +370,7 @@ struct Inner {
     idempotency: Arc<dyn IdempotencyStore>,
     clock: Arc<dyn Clock>,
     config: ReceiverConfig,
-    metrics: Metrics,
+    metrics: Arc<Metrics>,
     subscriptions: Option<Arc<dyn Subscriptions>>,
 }
 
@@ -428,6 +438,7 @@ impl Receiver {
             config: ReceiverConfig::default(),
             admission: None,
             subscriptions: None,
+            metrics: None,
         }
     }
 

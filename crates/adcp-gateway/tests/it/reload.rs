@@ -1,0 +1,248 @@
+//! Reloading keys and policies without a restart (`Gateway::reload`, what
+//! `SIGHUP` runs): a kid newly revoked in the TOML file is refused after
+//! the reload and not before, a key added to the `--jwks` file verifies
+//! after it and not before; a broken file keeps the set in force and is
+//! counted as a failed reload; settings that need a restart are reported,
+//! not applied; request mode's capabilities reload too; a gateway built
+//! from parts has nothing to reload.
+
+use crate::request_mode::{memory_store, send_raw, Seller as SellerServer};
+use crate::support::{event, http_client, Seller, TempDir, Upstream, AGENT, PATH};
+use adcp_gateway::{ConfigError, Gateway, GatewayConfig, GatewayOptions};
+use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A second signer of the same seller, under `kid`; its public JWK.
+fn key(kid: &str) -> (HttpSigner<SoftwareSigner>, serde_json::Value) {
+    let key = SoftwareSigner::generate(Algorithm::Ed25519, kid).unwrap();
+    let jwk = key.jwks().unwrap().to_public_json()["keys"][0].clone();
+    (HttpSigner::webhook(key).unwrap(), jwk)
+}
+
+/// Writes the seller's JWKS file with `keys`.
+fn write_jwks(dir: &TempDir, keys: &[&serde_json::Value]) {
+    std::fs::write(
+        dir.0.join("seller-jwks.json"),
+        serde_json::json!({ "keys": keys }).to_string(),
+    )
+    .unwrap();
+}
+
+/// Writes the TOML file (`extra` appended) and reads it back.
+fn write_toml(dir: &TempDir, upstream: &Upstream, extra: &str) -> GatewayConfig {
+    let toml = format!(
+        "upstream = \"{}\"\njwks = \"seller-jwks.json\"\njwks_agent = \"{AGENT}\"\nstore = \"sqlite:{}\"\nupstream_timeout = 5\n{extra}",
+        upstream.url(),
+        dir.0.join("dedup.sqlite").display()
+    );
+    let path: PathBuf = dir.0.join("gateway.toml");
+    std::fs::write(&path, toml).unwrap();
+    let mut config = GatewayConfig::from_toml_file(&path).unwrap();
+    config.access_log = false;
+    config
+}
+
+/// Posts `n`'s event signed by `signer` to `base`: the status and the
+/// `WWW-Authenticate` value.
+async fn deliver(signer: &HttpSigner<SoftwareSigner>, base: &str, n: &str) -> (u16, Option<String>) {
+    let url = format!("{base}{PATH}");
+    let signed = signer.sign_webhook(&url, &event(n)).await.unwrap();
+    let mut request = http_client().post(&url);
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    let response = request
+        .body(signed.body().unwrap().as_bytes().to_vec())
+        .send()
+        .await
+        .unwrap();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), challenge)
+}
+
+fn refused(code: &str) -> (u16, Option<String>) {
+    (401, Some(format!("Signature error=\"{code}\"")))
+}
+
+async fn metrics(base: &str) -> String {
+    http_client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_applies_new_keys_and_revoked_kids_and_a_broken_file_keeps_the_old_set() {
+    let dir = TempDir::new("reload");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let (second, second_jwk) = key("seller-second");
+    let (added, added_jwk) = key("seller-added");
+    let first_jwk = seller.jwks["keys"][0].clone();
+    write_jwks(&dir, &[&first_jwk, &second_jwk]);
+    let config = write_toml(&dir, &upstream, "");
+    let gateway = Gateway::from_config(&config).await.unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let base = handle.base_url();
+
+    assert_eq!(deliver(&seller.signer, &base, "a").await, (200, None));
+    assert_eq!(deliver(&second, &base, "b").await, (200, None));
+    assert_eq!(
+        deliver(&added, &base, "c").await,
+        refused("webhook_signature_key_unknown")
+    );
+
+    // The second kid revoked and a key added in the files: nothing changes
+    // until the reload.
+    write_jwks(&dir, &[&first_jwk, &second_jwk, &added_jwk]);
+    let edited = write_toml(&dir, &upstream, "revoked_kids = [\"seller-second\"]\n");
+    assert_eq!(deliver(&second, &base, "d").await, (200, None), "not before the reload");
+    assert_eq!(
+        deliver(&added, &base, "e").await,
+        refused("webhook_signature_key_unknown")
+    );
+    let reloaded = gateway.reload(&edited).unwrap();
+    assert_eq!(reloaded.changed, ["revoked_kids"]);
+    assert!(reloaded.needs_restart.is_empty(), "{reloaded:?}");
+    assert_eq!(
+        deliver(&second, &base, "f").await,
+        refused("webhook_signature_key_revoked")
+    );
+    assert_eq!(deliver(&added, &base, "g").await, (200, None), "the added key verifies");
+    assert_eq!(deliver(&seller.signer, &base, "h").await, (200, None));
+    assert_eq!(gateway.metrics().reload_count(), 1);
+
+    // A broken JWKS file: the reload fails, says why, and the set in force
+    // stays (the added key still verifies, the revoked kid is still
+    // refused).
+    std::fs::write(dir.0.join("seller-jwks.json"), "{\"keys\": [").unwrap();
+    let e = gateway.reload(&edited).unwrap_err();
+    assert!(matches!(e, ConfigError::JwksJson { .. }), "{e:?}");
+    assert!(e.to_string().contains("seller-jwks.json"), "{e}");
+    assert_eq!(deliver(&added, &base, "i").await, (200, None));
+    assert_eq!(
+        deliver(&second, &base, "j").await,
+        refused("webhook_signature_key_revoked")
+    );
+    assert_eq!(gateway.metrics().reload_failure_count(), 1);
+    let text = metrics(&base).await;
+    assert!(text.contains("adcp_gateway_reloads_total{result=\"ok\"} 1\n"), "{text}");
+    assert!(
+        text.contains("adcp_gateway_reloads_total{result=\"failed\"} 1\n"),
+        "{text}"
+    );
+    // The outcome counters carried over the reload.
+    assert!(
+        text.contains("adcp_gateway_webhooks_total{outcome=\"accepted\"} 6\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("adcp_gateway_webhooks_total{outcome=\"webhook_signature_key_revoked\"} 2\n"),
+        "{text}"
+    );
+    assert_eq!(gateway.receiver().metrics().get("accepted"), 6);
+
+    // A setting that needs a restart is reported, not applied; the keys
+    // reload with it.
+    write_jwks(&dir, &[&first_jwk, &second_jwk, &added_jwk]);
+    let restart = write_toml(
+        &dir,
+        &upstream,
+        "revoked_kids = [\"seller-second\", \"seller-added\"]\nmax_body_bytes = 10\nheader_timeout = 3\n",
+    );
+    let reloaded = gateway.reload(&restart).unwrap();
+    assert_eq!(reloaded.changed, ["revoked_kids"]);
+    assert_eq!(reloaded.needs_restart, ["header_timeout", "max_body_bytes"]);
+    assert_eq!(
+        deliver(&added, &base, "k").await,
+        refused("webhook_signature_key_revoked")
+    );
+    assert_eq!(
+        deliver(&seller.signer, &base, "l").await,
+        (200, None),
+        "max_body_bytes kept"
+    );
+    // Reloading the same configuration again changes nothing.
+    let again = gateway.reload(&restart).unwrap();
+    assert!(again.changed.is_empty(), "{again:?}");
+    assert_eq!(gateway.metrics().reload_count(), 3);
+    assert_eq!(upstream.applied().len(), 7);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_mode_reloads_its_capabilities() {
+    let dir = TempDir::new("reload-request");
+    let seller = SellerServer::start().await;
+    std::fs::write(dir.0.join("buyer-jwks.json"), r#"{"keys": []}"#).unwrap();
+    let caps = |required: &[&str]| {
+        std::fs::write(
+            dir.0.join("caps.json"),
+            serde_json::json!({"supported": true, "covers_content_digest": "required", "required_for": required})
+                .to_string(),
+        )
+        .unwrap();
+    };
+    caps(&[]);
+    let mut config = GatewayConfig::new(seller.url());
+    config.profile = adcp_gateway::GatewayProfile::Request;
+    config.capabilities = Some(dir.0.join("caps.json"));
+    config.jwks = Some(dir.0.join("buyer-jwks.json"));
+    config.store = "memory:".parse().unwrap();
+    config.access_log = false;
+    let gateway = Gateway::from_config(&config).await.unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let addr = handle.local_addr();
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "create_media_buy", "arguments": {"idempotency_key": "k"}}});
+    let body = serde_json::to_vec(&call).unwrap();
+    let headers = [("Content-Type".to_owned(), "application/json".to_owned())];
+    let url = format!("http://{addr}/mcp");
+    // Unsigned and not required: forwarded marked unsigned.
+    assert_eq!(send_raw(addr, "POST", &url, &headers, &body).await.status, 200);
+    // Now required: refused after the reload.
+    caps(&["create_media_buy"]);
+    let reloaded = gateway.reload(&config).unwrap();
+    assert!(reloaded.changed.is_empty(), "same path, new content: {reloaded:?}");
+    let answer = send_raw(addr, "POST", &url, &headers, &body).await;
+    answer.check_rejected("request_signature_required", 401).unwrap();
+    assert_eq!(seller.seen().len(), 1);
+    // A capabilities file that no longer parses keeps the policy in force.
+    std::fs::write(dir.0.join("caps.json"), "{").unwrap();
+    assert!(matches!(
+        gateway.reload(&config),
+        Err(ConfigError::CapabilitiesJson { .. })
+    ));
+    let answer = send_raw(addr, "POST", &url, &headers, &body).await;
+    answer.check_rejected("request_signature_required", 401).unwrap();
+    // The profile needs a restart: reported, not applied.
+    caps(&["create_media_buy"]);
+    let mut legacy = config.clone();
+    legacy.request_profile = Some(adcp_gateway::RequestProfileSetting::Legacy);
+    let reloaded = gateway.reload(&legacy).unwrap();
+    assert_eq!(reloaded.needs_restart, ["request_profile"]);
+    assert_eq!(gateway.request_verifier().unwrap().profile().name(), "request-3.2");
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_gateway_built_from_parts_has_nothing_to_reload() {
+    let options = GatewayOptions::new("http://127.0.0.1:9/events".parse().unwrap());
+    let keys = Arc::new(adcp_verify::StaticKeyResolver::new());
+    let gateway = Gateway::new(keys, memory_store().await, options).unwrap();
+    let config = GatewayConfig::new("http://127.0.0.1:9/events".parse().unwrap());
+    assert!(matches!(gateway.reload(&config), Err(ConfigError::NotReloadable)));
+    assert_eq!(gateway.metrics().reload_failure_count(), 1);
+}
