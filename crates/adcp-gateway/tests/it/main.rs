@@ -9,12 +9,13 @@
 //! buyer keys discovered through the `identity.brand_json_url` chain; a
 //! 3.2 and a legacy 3.0/3.1 request profile side by side);
 //! the periodic purge of the store's expired rows; reloading keys and
-//! policies without a restart.
+//! policies without a restart; a re-emission racing its first delivery.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod config;
 mod limits;
 mod purge;
+mod reemission;
 mod reload;
 mod request_discovery;
 mod request_mode;

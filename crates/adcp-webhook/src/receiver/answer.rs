@@ -20,6 +20,7 @@ pub fn outcome_message(label: &str) -> &'static str {
         outcome::TARGET_UNKNOWN => "The request carries no authority to rebuild its target URI.",
         outcome::IDEMPOTENCY_CONFLICT => "This idempotency_key was already used with a different payload.",
         outcome::IN_PROGRESS => "This event is being processed; retry later.",
+        outcome::REEMISSION_IN_FLIGHT => "Another delivery of this notification is being processed; retry later.",
         outcome::SENDER_CAP_REACHED => "Too many events in flight from this sender; retry later.",
         outcome::STORE_UNAVAILABLE => "The idempotency store is unavailable; retry later.",
         outcome::HANDLER_FAILED => "The event could not be applied; retry later.",

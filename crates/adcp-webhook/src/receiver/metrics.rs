@@ -47,6 +47,11 @@ pub mod outcome {
     /// A re-emission (known `notification_id`, new `idempotency_key`) of a
     /// terminal task result: answered `2xx`, not delivered.
     pub const REEMISSION_SUPPRESSED: &str = "reemission_suppressed";
+    /// A delivery of a `notification_id` whose first delivery, under
+    /// another `idempotency_key`, is still being applied: `503`, not
+    /// delivered, so that the sender's retry arrives once the first is
+    /// recorded and is delivered marked as its re-emission.
+    pub const REEMISSION_IN_FLIGHT: &str = "reemission_in_flight";
 }
 
 /// Counters keyed by outcome: [`outcome`] labels and the verifier's exact

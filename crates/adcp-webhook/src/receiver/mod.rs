@@ -167,6 +167,16 @@ impl Reply {
     }
 }
 
+/// A claim on a notification for its first delivery.
+enum NotificationClaim {
+    /// Held: this is the first delivery being applied.
+    Held(NotificationLock),
+    /// A first delivery of it completed (its record is to be read).
+    FirstCompleted,
+    /// Another delivery of it is being applied.
+    InFlight,
+}
+
 /// What the receiver decided about one request.
 #[derive(Debug)]
 pub enum Decision {
@@ -184,6 +194,44 @@ pub struct Delivery {
     webhook: Webhook,
     token: ClaimToken,
     span: tracing::Span,
+    /// The claim on the notification held while this first delivery of
+    /// it is applied (see [`NotificationLock`]).
+    notification: Option<NotificationLock>,
+}
+
+/// While the first delivery of a `notification_id` is being applied, the
+/// receiver holds a claim on the notification itself, under a sender of its
+/// own ([`NotificationLock::sender`]) and the `notification_id` as the key:
+/// a delivery of the same notification under another `idempotency_key`
+/// that arrives meanwhile cannot tell it is a re-emission yet (the first
+/// one's notification record is written when it completes), so it is
+/// answered `503` ([`outcome::REEMISSION_IN_FLIGHT`]) and never delivered
+/// unmarked; the sender's retry finds the record and is delivered marked.
+/// Completed with the delivery (so a later claim says a first delivery
+/// completed: the record is read again), released with it.
+#[derive(Debug, Clone)]
+struct NotificationLock {
+    sender: String,
+    notification_id: String,
+    token: ClaimToken,
+}
+
+impl NotificationLock {
+    /// The sender the claims on `sender`'s notifications are kept under:
+    /// no verified sender has this form.
+    fn sender(sender: &str) -> String {
+        format!("urn:adcp-webhook:notification-in-flight:{sender}")
+    }
+
+    /// Every claim on a notification carries the same payload.
+    const FINGERPRINT: [u8; 1] = [0];
+
+    fn key(&self) -> SenderKey<'_> {
+        SenderKey {
+            sender: &self.sender,
+            idempotency_key: &self.notification_id,
+        }
+    }
 }
 
 impl Delivery {
@@ -658,19 +706,23 @@ impl Receiver {
         let notification_id = typed
             .notification_id()
             .filter(|id| crate::payload::is_valid_notification_id(id));
-        let reemission_of = match notification_id {
+        // The first delivery's key, if the notification is known; whether
+        // this is possibly its first delivery (known to a store that keeps
+        // notification records): then the notification is claimed below.
+        let (mut reemission_of, first_delivery) = match notification_id {
             Some(id) => match inner.idempotency.notification_origin(&sender, id, now).await {
-                Ok(Some(first)) if first != idempotency_key => Some(first),
-                Ok(_) => None,
+                Ok(Some(first)) if first != idempotency_key => (Some(first), false),
+                Ok(Some(_)) => (None, false),
+                Ok(None) => (None, true),
                 // A store without notification records: no re-emission
                 // tracking, not an outage.
-                Err(IdempotencyError::Unsupported(_)) => None,
+                Err(IdempotencyError::Unsupported(_)) => (None, false),
                 Err(e) => {
                     tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
                     return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
                 }
             },
-            None => None,
+            None => (None, false),
         };
         if reemission_of.is_some() && typed.is_terminal_task() {
             // The schema: re-emissions MUST NOT republish terminal effects.
@@ -709,6 +761,40 @@ impl Receiver {
                 return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
             }
         };
+        let mut notification = None;
+        if let (Some(id), true) = (notification_id, first_delivery) {
+            match self.claim_notification(&sender, id, now).await {
+                Ok(NotificationClaim::Held(lock)) => notification = Some(lock),
+                // A first delivery completed since the record was read:
+                // read it again (this one is then its re-emission).
+                Ok(NotificationClaim::FirstCompleted) => {
+                    match inner.idempotency.notification_origin(&sender, id, now).await {
+                        Ok(first) => reemission_of = first.filter(|first| *first != idempotency_key),
+                        Err(e) => {
+                            tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
+                            self.give_back(event, claim.token, now).await;
+                            return self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE));
+                        }
+                    }
+                    if reemission_of.is_some() && typed.is_terminal_task() {
+                        self.give_back(event, claim.token, now).await;
+                        return self.reply(Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED));
+                    }
+                }
+                Ok(NotificationClaim::InFlight) => {
+                    tracing::info!(target: RECEIVER_TRACING_TARGET, "another delivery of this notification is being applied: 503, not delivered unmarked");
+                    self.give_back(event, claim.token, now).await;
+                    return self.reply(Reply::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        outcome::REEMISSION_IN_FLIGHT,
+                    ));
+                }
+                Err(reply) => {
+                    self.give_back(event, claim.token, now).await;
+                    return self.reply(reply);
+                }
+            }
+        }
         if reemission_of.is_some() {
             // Counted once per claimed delivery, beside its final outcome.
             self.inner.metrics.incr(outcome::REEMISSION);
@@ -727,7 +813,51 @@ impl Receiver {
             }),
             token: claim.token,
             span: span.clone(),
+            notification,
         })
+    }
+
+    /// Claims `sender`'s notification `id` for its first delivery (see
+    /// [`NotificationLock`]).
+    async fn claim_notification(&self, sender: &str, id: &str, now: i64) -> Result<NotificationClaim, Reply> {
+        let lock_sender = NotificationLock::sender(sender);
+        let key = SenderKey {
+            sender: &lock_sender,
+            idempotency_key: id,
+        };
+        let claimed = self
+            .inner
+            .idempotency
+            .claim(key, Fingerprint::from_array(&NotificationLock::FINGERPRINT), now)
+            .await;
+        match claimed {
+            Ok(ClaimOutcome::Claimed(claim)) => Ok(NotificationClaim::Held(NotificationLock {
+                sender: lock_sender,
+                notification_id: id.to_owned(),
+                token: claim.token,
+            })),
+            Ok(ClaimOutcome::Completed) => Ok(NotificationClaim::FirstCompleted),
+            Ok(ClaimOutcome::InProgress { .. }) => Ok(NotificationClaim::InFlight),
+            Ok(ClaimOutcome::SenderCapReached) => {
+                Err(Reply::new(StatusCode::TOO_MANY_REQUESTS, outcome::SENDER_CAP_REACHED))
+            }
+            // One fingerprint for every claim on a notification: no
+            // conflict is possible; a store that says otherwise is not
+            // trusted to track the notification.
+            Ok(ClaimOutcome::Conflict) => Err(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE)),
+            Err(e) => {
+                tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "idempotency store unavailable: 503 (fail closed)");
+                Err(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE))
+            }
+        }
+    }
+
+    /// Gives back a claim taken for a delivery that is not delivered after
+    /// all; a failure leaves it to expire with its lease.
+    async fn give_back(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) {
+        if let Err(e) = self.inner.idempotency.release(key, token, now).await {
+            tracing::warn!(target: RECEIVER_TRACING_TARGET, error = %e, "claim release failed; it will expire with its lease");
+        }
     }
 
     /// Records the handler's success durably. Only after this may the
@@ -755,6 +885,16 @@ impl Receiver {
         };
         match completed {
             Ok(()) => {
+                if let Some(lock) = &delivery.notification {
+                    // After the notification record: a claim on the
+                    // notification from now on says a first delivery
+                    // completed. A failure leaves the claim to expire with
+                    // its lease (re-emissions are answered 503 until then,
+                    // and marked after).
+                    if let Err(e) = store.complete(lock.key(), lock.token, now).await {
+                        tracing::warn!(target: RECEIVER_TRACING_TARGET, error = %e, "notification claim not completed; it will expire with its lease");
+                    }
+                }
                 self.inner.metrics.incr(outcome::ACCEPTED);
                 delivery.span.record("outcome", outcome::ACCEPTED);
                 Ok(())
@@ -779,8 +919,9 @@ impl Receiver {
             idempotency_key: w.idempotency_key(),
         };
         let now = self.inner.clock.now();
-        if let Err(e) = self.inner.idempotency.release(key, delivery.token, now).await {
-            tracing::warn!(target: RECEIVER_TRACING_TARGET, error = %e, "claim release failed; it will expire with its lease");
+        self.give_back(key, delivery.token, now).await;
+        if let Some(lock) = &delivery.notification {
+            self.give_back(lock.key(), lock.token, now).await;
         }
     }
 
