@@ -3,7 +3,8 @@
 //! the reload and not before, a key added to the `--jwks` file verifies
 //! after it and not before; a broken file keeps the set in force and is
 //! counted as a failed reload; settings that need a restart are reported,
-//! not applied; request mode's capabilities reload too; a gateway built
+//! not applied; request mode's capabilities, the sellers' key sets, the
+//! HMAC secret file and the subscriptions file reload too; a gateway built
 //! from parts has nothing to reload.
 
 use crate::request_mode::{memory_store, send_raw, Seller as SellerServer};
@@ -245,4 +246,201 @@ async fn a_gateway_built_from_parts_has_nothing_to_reload() {
     let config = GatewayConfig::new("http://127.0.0.1:9/events".parse().unwrap());
     assert!(matches!(gateway.reload(&config), Err(ConfigError::NotReloadable)));
     assert_eq!(gateway.metrics().reload_failure_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_applies_seller_key_sets_and_the_hmac_secret_file() {
+    let dir = TempDir::new("reload-sellers");
+    let upstream = Upstream::start().await;
+    let (one, one_jwk) = key("seller-one-key");
+    let (rotated, rotated_jwk) = key("seller-one-rotated");
+    let (two, two_jwk) = key("seller-two-key");
+    let jwks = |name: &str, keys: &[&serde_json::Value]| {
+        std::fs::write(dir.0.join(name), serde_json::json!({ "keys": keys }).to_string()).unwrap();
+    };
+    let toml = |sellers: &str| {
+        let path = dir.0.join("gateway.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "upstream = \"{}\"\nstore = \"sqlite:{}\"\n\n[sellers]\n{sellers}",
+                upstream.url(),
+                dir.0.join("dedup.sqlite").display()
+            ),
+        )
+        .unwrap();
+        let mut config = GatewayConfig::from_toml_file(&path).unwrap();
+        config.access_log = false;
+        config
+    };
+    jwks("one.json", &[&one_jwk]);
+    jwks("two.json", &[&two_jwk]);
+    let config = toml("\"https://one.example/mcp\" = \"one.json\"\n");
+    let gateway = Gateway::from_config(&config).await.unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let base = handle.base_url();
+    assert_eq!(deliver(&one, &base, "a").await, (200, None));
+    assert_eq!(
+        deliver(&rotated, &base, "b").await,
+        refused("webhook_signature_key_unknown")
+    );
+    assert_eq!(
+        deliver(&two, &base, "c").await,
+        refused("webhook_signature_key_unknown")
+    );
+    // A rotated key in the first seller's file, a second seller in the table.
+    jwks("one.json", &[&one_jwk, &rotated_jwk]);
+    let config = toml("\"https://one.example/mcp\" = \"one.json\"\n\"https://two.example/mcp\" = \"two.json\"\n");
+    assert_eq!(gateway.reload(&config).unwrap().changed, ["sellers"]);
+    assert_eq!(deliver(&rotated, &base, "d").await, (200, None));
+    assert_eq!(deliver(&two, &base, "e").await, (200, None));
+    let agents: Vec<String> = upstream
+        .applied()
+        .iter()
+        .map(|(headers, _)| headers["x-adcp-verified-agent"].to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        agents,
+        [
+            "https://one.example/mcp",
+            "https://one.example/mcp",
+            "https://two.example/mcp"
+        ]
+    );
+    handle.shutdown().await.unwrap();
+
+    // A legacy HMAC registration: the secret file read again.
+    let hmac_dir = TempDir::new("reload-hmac");
+    let secret_file = hmac_dir.0.join("hmac.secret");
+    std::fs::write(&secret_file, "first-shared-secret-0123456789abcdef\n").unwrap();
+    let mut config = GatewayConfig::new(upstream.url().parse().unwrap());
+    config.hmac_secret_file = Some(secret_file.clone());
+    config.hmac_sender = Some(AGENT.to_owned());
+    config.store = "memory:".parse().unwrap();
+    config.access_log = false;
+    let gateway = Gateway::from_config(&config).await.unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let post = |secret: &'static str, n: &'static str| {
+        let url = format!("{}{PATH}", handle.base_url());
+        async move {
+            let signed = adcp_sign::LegacyHmacSigner::new(secret.as_bytes())
+                .unwrap()
+                .sign_event(&event(n))
+                .unwrap();
+            let mut request = http_client().post(url).header("content-type", "application/json");
+            for (name, value) in signed.headers() {
+                request = request.header(name, value);
+            }
+            let response = request.body(signed.body().as_bytes().to_vec()).send().await.unwrap();
+            response.status().as_u16()
+        }
+    };
+    assert_eq!(post("first-shared-secret-0123456789abcdef", "h1").await, 200);
+    std::fs::write(&secret_file, "second-shared-secret-0123456789abcdef\n").unwrap();
+    assert_eq!(
+        post("second-shared-secret-0123456789abcdef", "h2").await,
+        401,
+        "not before"
+    );
+    let reloaded = gateway.reload(&config).unwrap();
+    assert!(reloaded.changed.is_empty(), "same path: {reloaded:?}");
+    assert_eq!(post("second-shared-secret-0123456789abcdef", "h3").await, 200);
+    assert_eq!(post("first-shared-secret-0123456789abcdef", "h4").await, 401);
+    // An empty secret file is refused; the second secret stays.
+    std::fs::write(&secret_file, "").unwrap();
+    assert!(matches!(gateway.reload(&config), Err(ConfigError::EmptyHmacSecret)));
+    assert_eq!(post("second-shared-secret-0123456789abcdef", "h5").await, 200);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_applies_the_subscriptions_file() {
+    let dir = TempDir::new("reload-subscriptions");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    std::fs::write(dir.0.join("seller-jwks.json"), seller.jwks.to_string()).unwrap();
+    let registrations = |active: bool| {
+        let registration = serde_json::json!([{
+            "url": "https://buyer.example/hooks",
+            "seller_agent_url": AGENT,
+            "subscriber_id": "desk-1",
+            "account_id": "acct_1",
+            "delivery_auth": {"mode": "rfc9421"},
+            "event_types": ["creative.status_changed"],
+            "active": active
+        }]);
+        std::fs::write(dir.0.join("subscriptions.json"), registration.to_string()).unwrap();
+    };
+    registrations(true);
+    let mut config = GatewayConfig::new(upstream.url().parse().unwrap());
+    config.jwks = Some(dir.0.join("seller-jwks.json"));
+    config.jwks_agent = AGENT.to_owned();
+    config.subscriptions = Some(dir.0.join("subscriptions.json"));
+    config.public_url = Some("https://buyer.example".parse().unwrap());
+    config.store = "memory:".parse().unwrap();
+    config.access_log = false;
+    let gateway = Gateway::from_config(&config).await.unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../adcp-webhook/tests/fixtures/payloads/creative_status_changed.json"
+    );
+    let note = |key: &str| {
+        let mut note: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        note["idempotency_key"] = serde_json::json!(key);
+        note["notification_id"] = serde_json::json!(format!("crv_1.{key}"));
+        note["subscriber_id"] = serde_json::json!("desk-1");
+        note["account_id"] = serde_json::json!("acct_1");
+        note
+    };
+    let post = |payload: serde_json::Value| {
+        let (url, seller) = (format!("{}/hooks", handle.base_url()), &seller);
+        async move {
+            let body = adcp_sign::Body::from_json_bytes(payload.to_string()).unwrap();
+            let request = adcp_sign::UnsignedRequest::new("POST", "https://buyer.example/hooks")
+                .with_body(&body)
+                .with_content_type("application/json");
+            let signed = seller
+                .signer
+                .sign_with(&request, &adcp_sign::SignOptions::new())
+                .await
+                .unwrap();
+            let mut request = http_client().post(url).header("host", "buyer.example");
+            for (name, value) in signed.headers() {
+                request = request.header(*name, value.as_str());
+            }
+            let response = request
+                .body(signed.body().unwrap().as_bytes().to_vec())
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap_or_default();
+            (status, body["error"].as_str().map(str::to_owned))
+        }
+    };
+    assert_eq!(post(note("note-key-000000000001")).await, (200, None));
+    // The registration paused in the file: applied on reload only.
+    registrations(false);
+    assert_eq!(post(note("note-key-000000000002")).await, (200, None), "not before");
+    gateway.reload(&config).unwrap();
+    assert_eq!(
+        post(note("note-key-000000000003")).await,
+        (403, Some("subscription_mismatch".to_owned()))
+    );
+    // A registrations file the start would refuse keeps the ones in force.
+    std::fs::write(dir.0.join("subscriptions.json"), "[{\"url\": 1}]").unwrap();
+    assert!(matches!(gateway.reload(&config), Err(ConfigError::Registrations(_))));
+    assert_eq!(
+        post(note("note-key-000000000004")).await,
+        (403, Some("subscription_mismatch".to_owned()))
+    );
+    assert_eq!(upstream.applied().len(), 2);
+    handle.shutdown().await.unwrap();
 }

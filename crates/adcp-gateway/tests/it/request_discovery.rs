@@ -312,3 +312,40 @@ async fn an_onboarding_brand_json_skips_the_capabilities_call() {
     .unwrap();
     assert_eq!(env.agent_brand_json, [pair]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_applies_a_changed_onboarding_brand_json() {
+    let dir = TempDir::new("request-chain-reload");
+    let buyer = Buyer::start().await;
+    let seller = Seller::start().await;
+    let agent = buyer.url(AGENT_HOST, "/mcp");
+    // Onboarded with a brand.json URL that serves nothing.
+    let mut config = buyer.config(&dir, &seller, &agent);
+    let wrong = buyer.url(BRAND_HOST, "/.well-known/missing.json");
+    config
+        .set_agent_brand_json_entries([format!("{agent}={wrong}")])
+        .unwrap();
+    let gateway = Gateway::from_config(&config).await.unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let (headers, body) = buyer.sign().await;
+    let answer = send_raw(handle.local_addr(), "POST", URL, &headers, &body).await;
+    assert_ne!(answer.status, 200, "{answer:?}");
+    assert!(seller.seen().is_empty());
+    // The mapping corrected and reloaded: that agent gets a new resolver.
+    let brand = buyer.url(BRAND_HOST, "/.well-known/brand.json");
+    config
+        .set_agent_brand_json_entries([format!("{agent}={brand}")])
+        .unwrap();
+    let reloaded = gateway.reload(&config).unwrap();
+    assert_eq!(reloaded.changed, ["agent_brand_json"]);
+    let (headers, body) = buyer.sign().await;
+    let answer = send_raw(handle.local_addr(), "POST", URL, &headers, &body).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(
+        buyer.capabilities_calls.lock().unwrap().is_empty(),
+        "still no capabilities call"
+    );
+    handle.shutdown().await.unwrap();
+}
