@@ -38,8 +38,9 @@ impl Default for RateAbuse {
 pub struct GradeOptions {
     /// The conformance suite directory (`request-signing/`,
     /// `webhook-signing/` and their `keys.json`): read at run time, never
-    /// copied. [`GradeOptions::new`] locates it as `adcp_vectors::dir`
-    /// does.
+    /// copied. [`GradeOptions::located`] locates it as `adcp_vectors::dir`
+    /// does. The signer grader signs its own sample messages and never
+    /// reads it.
     pub suite: PathBuf,
     /// The SSRF rules the target URL passes: public HTTPS only unless
     /// [`TargetPolicy::dangerously_allow_plain_http`] (`--allow-http`).

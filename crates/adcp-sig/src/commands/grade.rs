@@ -200,26 +200,54 @@ pub fn run(args: &GradeArgs) -> Exit {
     }
 }
 
-fn options(common: &CommonArgs, rate: Option<&RateAbuseArgs>) -> Result<GradeOptions, GradeError> {
-    let mut options = match &common.vectors {
-        Some(dir) => GradeOptions::new(dir),
-        None => GradeOptions::located()?,
-    };
-    if !options.suite.join("request-signing").is_dir() {
-        return Err(GradeError::Suite(format!(
-            "{}: not an AdCP conformance suite (no request-signing/)",
-            options.suite.display()
-        )));
-    }
-    if common.allow_http {
-        options.policy = TargetPolicy::default().dangerously_allow_plain_http();
-    }
+/// What a grader reads from the conformance suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Suite {
+    /// The vectors and their test keys (`request-signing`, `receiver`).
+    Needed,
+    /// Nothing (`signer` signs its own sample messages): `--vectors`, when
+    /// given, must still name a suite, but none is looked for otherwise.
+    Unused,
+}
+
+/// The options of a run. The flags and the target are checked before the
+/// suite is looked for: a usage error is reported as itself, not as a
+/// missing suite.
+fn options(
+    common: &CommonArgs,
+    rate: Option<&RateAbuseArgs>,
+    target: Option<&str>,
+    suite: Suite,
+) -> Result<GradeOptions, GradeError> {
     if common.timeout == 0 || common.timeout > 120_000 {
         return Err(GradeError::Target(format!(
             "--timeout {}: expected 1..=120000 ms",
             common.timeout
         )));
     }
+    let policy = if common.allow_http {
+        TargetPolicy::default().dangerously_allow_plain_http()
+    } else {
+        TargetPolicy::default()
+    };
+    if let Some(url) = target {
+        policy
+            .check(url)
+            .map_err(|e| GradeError::Target(format!("{url}: {e}")))?;
+    }
+    let mut options = match (&common.vectors, suite) {
+        (Some(dir), _) => GradeOptions::new(dir),
+        (None, Suite::Needed) => GradeOptions::located()?,
+        // The signer grader never reads `suite`.
+        (None, Suite::Unused) => GradeOptions::new(PathBuf::new()),
+    };
+    if (common.vectors.is_some() || suite == Suite::Needed) && !options.suite.join("request-signing").is_dir() {
+        return Err(GradeError::Suite(format!(
+            "{}: not an AdCP conformance suite (no request-signing/)",
+            options.suite.display()
+        )));
+    }
+    options.policy = policy;
     options.timeout = Duration::from_millis(common.timeout);
     options.selection.only.clone_from(&common.only);
     options.selection.skip.clone_from(&common.skip);
@@ -238,7 +266,7 @@ fn warn_live(url: &str, what: &str) {
 }
 
 async fn request_signing(args: &RequestSigningArgs) -> Result<Report, GradeError> {
-    let options = options(&args.common, Some(&args.rate_abuse))?;
+    let options = options(&args.common, Some(&args.rate_abuse), Some(&args.url), Suite::Needed)?;
     let mut config = RequestSigningConfig::new(args.url.clone());
     config.profile = match args.profile {
         ProfileChoice::V3_2 => VectorProfile::V3_2,
@@ -251,28 +279,20 @@ async fn request_signing(args: &RequestSigningArgs) -> Result<Report, GradeError
     if let Some(path) = &args.capabilities {
         config.capabilities = Some(read_json(path).map_err(GradeError::Capability)?);
     }
-    options
-        .policy
-        .check(&args.url)
-        .map_err(|e| GradeError::Target(format!("{}: {e}", args.url)))?;
     warn_live(&args.url, "requests (some mutating, e.g. create_media_buy)");
     adcp_grade::grade_request_signing(&config, &options).await
 }
 
 async fn receiver(args: &ReceiverArgs) -> Result<Report, GradeError> {
-    let options = options(&args.common, Some(&args.rate_abuse))?;
+    let options = options(&args.common, Some(&args.rate_abuse), Some(&args.url), Suite::Needed)?;
     let mut config = ReceiverConfig::new(args.url.clone());
     config.agent_url.clone_from(&args.agent_url);
-    options
-        .policy
-        .check(&args.url)
-        .map_err(|e| GradeError::Target(format!("{}: {e}", args.url)))?;
     warn_live(&args.url, "webhooks (each applied once by a conforming receiver)");
     adcp_grade::grade_receiver(&config, &options).await
 }
 
 async fn signer(args: &SignerArgs) -> Result<Report, GradeError> {
-    let mut options = options(&args.common, None)?;
+    let mut options = options(&args.common, None, None, Suite::Unused)?;
     options.rate_abuse = RateAbuse::Skip;
     let signer = match (&args.key_file, &args.signer_url) {
         (Some(path), _) => SignerUnderTest::Jwk(

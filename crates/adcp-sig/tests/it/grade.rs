@@ -129,6 +129,54 @@ fn usage_errors_exit_2() {
     assert!(stderr(&out).contains("suite"), "{}", stderr(&out));
 }
 
+/// Runs `adcp-sig` where no conformance suite can be found:
+/// `ADCP_VECTORS_DIR` names an empty directory, which is looked at alone.
+fn adcp_sig_without_suite(args: &[&str]) -> std::process::Output {
+    let empty = dir("no-suite");
+    std::process::Command::new(env!("CARGO_BIN_EXE_adcp-sig"))
+        .args(args)
+        .env("ADCP_VECTORS_DIR", &empty)
+        .env_remove("CI")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn without_a_suite_the_signer_grades_and_a_refused_target_is_reported_as_such() {
+    // The signer grader signs its own sample messages: no suite needed.
+    let d = dir("signer-no-suite");
+    let (private, jwks) = key_files(&d, "agent-k1");
+    let out = adcp_sig_without_suite(&["grade", "signer", "--key-file", s(&private), "--jwks", s(&jwks)]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(closing_line(&out), "2 passed, 0 failed, 0 skipped");
+    // An explicit --vectors still has to name a suite.
+    let out = adcp_sig_without_suite(&[
+        "grade",
+        "signer",
+        "--key-file",
+        s(&private),
+        "--jwks",
+        s(&jwks),
+        "--vectors",
+        s(&d),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not an AdCP conformance suite"),
+        "{}",
+        stderr(&out)
+    );
+    // The target is checked before the suite is looked for.
+    let out = adcp_sig_without_suite(&["grade", "receiver", "http://127.0.0.1:9/"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("target refused"), "{}", stderr(&out));
+    // A grader that reads the vectors says the suite is missing.
+    let out = adcp_sig_without_suite(&["grade", "request-signing", "http://127.0.0.1:9/", "--allow-http"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("conformance suite not found"), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+}
+
 /// A seller verifying with the suite's request-signing keys, on loopback.
 async fn seller(suite: &Path) -> std::net::SocketAddr {
     let keys = adcp_vectors::load_json(suite, "request-signing/keys.json").unwrap();
