@@ -3,7 +3,7 @@
 
 use super::counterparty::Counterparty;
 use super::error::ClientError;
-use super::signing_client::fetch_capabilities;
+use super::signing_client::{fetch_capabilities, CAPABILITIES_OPERATION};
 use super::target::TargetPolicy;
 use super::transport::Transport;
 use adcp_jwks::{CapabilitiesSource, FetchConfig, FetchError, MAX_CAPABILITIES_BYTES};
@@ -28,6 +28,31 @@ pub const DEFAULT_CAPABILITIES_TIMEOUT: Duration = Duration::from_secs(10);
 /// resolves the agent's keys through the spec's `identity.brand_json_url`
 /// chain: the agent's capabilities → `identity.brand_json_url` → eTLD+1
 /// origin binding → brand.json `agents[]` → `jwks_uri`.
+///
+/// With the chain's own fetch settings, so the capabilities call and the
+/// brand.json / JWKS fetches follow one set of rules (the example of
+/// `docs/key-discovery.md`):
+///
+/// ```
+/// use adcp_jwks::{FetchConfig, HttpsKeyResolver, SigningSurface};
+/// use adcp_request::AgentCapabilities;
+/// use std::sync::Arc;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let fetch = FetchConfig::default();
+/// let source = AgentCapabilities::from_fetch_config(&fetch)?;
+/// let keys = HttpsKeyResolver::builder("https://buyer.example/mcp")
+///     .surface(SigningSurface::Request)
+///     .capabilities(Arc::new(source))
+///     .fetch_config(fetch)
+///     .build()?;
+/// // `keys` is a `KeyResolver`: hand it to `adcp_request::RequestVerifier::builder`.
+/// # let _: Arc<dyn adcp_verify::KeyResolver> = Arc::new(keys);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Or with a [`TargetPolicy`] of its own:
 ///
 /// ```
 /// use adcp_jwks::{HttpsKeyResolver, SigningSurface};
@@ -140,5 +165,32 @@ impl CapabilitiesSource for AgentCapabilities {
             });
         }
         Ok(bytes)
+    }
+
+    /// The URL the call goes to, so the chain's trace names it (with the
+    /// time of the call, and `200` when it succeeded).
+    fn location(&self, agent_url: &str) -> Option<url::Url> {
+        url::Url::parse(&self.transport.url(agent_url, CAPABILITIES_OPERATION)).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trace_names_the_url_called() -> Result<(), ClientError> {
+        let mcp = AgentCapabilities::new(TargetPolicy::default())?;
+        assert_eq!(
+            mcp.location("https://buyer.example/mcp").map(String::from).as_deref(),
+            Some("https://buyer.example/mcp")
+        );
+        let raw = mcp.transport(Transport::Raw);
+        assert_eq!(
+            raw.location("https://buyer.example/adcp/").map(String::from).as_deref(),
+            Some("https://buyer.example/adcp/get_adcp_capabilities")
+        );
+        assert_eq!(raw.location("not a url"), None);
+        Ok(())
     }
 }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The operation that primes a counterparty's capability.
-const CAPABILITIES_OPERATION: &str = "get_adcp_capabilities";
+pub(crate) const CAPABILITIES_OPERATION: &str = "get_adcp_capabilities";
 
 /// The challenge code that makes an unsigned call worth one signed retry.
 const SIGNATURE_REQUIRED: &str = "request_signature_required";
