@@ -8,6 +8,8 @@ mod enqueue;
 mod finish;
 mod query;
 mod sql;
+#[cfg(test)]
+mod writer_cost;
 
 pub use enqueue::enqueue_sqlite;
 
