@@ -1174,7 +1174,7 @@ async fn migrations_are_serialized_and_a_newer_schema_is_refused() {
         .query_one(&format!("SELECT COUNT(*), MAX(version) FROM {table}"), &[])
         .await
         .unwrap();
-    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (2, 2));
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (3, 3));
     admin
         .batch_execute(&format!("INSERT INTO {table} (version, applied_at) VALUES (99, 0)"))
         .await
@@ -1193,7 +1193,7 @@ async fn migrations_are_serialized_and_a_newer_schema_is_refused() {
         )
         .await
         .unwrap();
-    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (2, 2));
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (3, 3));
     assert!(matches!(
         migrate_postgres(&admin, "Bad").await,
         Err(OutboxError::Config(_))

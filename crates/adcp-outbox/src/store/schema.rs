@@ -10,7 +10,7 @@ use crate::error::OutboxError;
 pub const DEFAULT_TABLE_PREFIX: &str = "adcp_outbox_";
 
 /// The schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// Checks a table prefix: lowercase ASCII letters, digits and `_`, not
 /// starting with a digit, at most 40 characters (names stay within
@@ -37,14 +37,16 @@ pub fn check_prefix(prefix: &str) -> Result<(), OutboxError> {
 
 /// Migration `version` (1-based) for a dialect: `blob`/`bigint` spellings
 /// differ, and from version 2 the SQLite layout of activity records (see
-/// [`sqlite_v2`]).
+/// [`sqlite_v2`] and [`sqlite_v3`]).
 pub(crate) fn migration(version: i64, p: &str, postgres: bool) -> Option<String> {
-    if version == 2 {
+    if version == 2 || version == 3 {
         return Some(if postgres {
             // PostgreSQL keeps version 1's layout.
             String::new()
-        } else {
+        } else if version == 2 {
             sqlite_v2(p)
+        } else {
+            sqlite_v3(p)
         });
     }
     let (blob, int) = if postgres {
@@ -193,6 +195,51 @@ INSERT INTO {p}activity_v2 (event_id, attempt, idempotency_key, notification_id,
  FROM {p}activity WHERE status <> 'pending' AND completed_at IS NOT NULL;
 DROP TABLE {p}activity;
 ALTER TABLE {p}activity_v2 RENAME TO {p}activity;
+CREATE INDEX {p}activity_principal ON {p}activity (principal, fired_at);
+CREATE INDEX {p}activity_url ON {p}activity (target_url, fired_at);
+"
+    )
+}
+
+/// SQLite version 3: records in a rowid table, in the order they were
+/// written (their outcomes' order).
+///
+/// A table keyed by `(event_id, attempt)` is an index B-tree, which
+/// SQLite splits by spreading cells over the neighbouring pages: each
+/// commit wrote about three of its pages. A rowid table appends to a fresh
+/// page instead. Nothing looks records up by event (the queries go
+/// through the principal and URL indexes), and purges go by age, which
+/// the rowid order follows.
+fn sqlite_v3(p: &str) -> String {
+    format!(
+        "
+CREATE TABLE {p}activity_v3 (
+    event_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    notification_id TEXT,
+    notification_type TEXT NOT NULL,
+    subscriber_id TEXT,
+    sequence_number INTEGER,
+    principal TEXT,
+    target_url TEXT NOT NULL,
+    fired_at INTEGER NOT NULL,
+    completed_at INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    http_status_code INTEGER,
+    response_time_ms INTEGER,
+    payload_size_bytes INTEGER NOT NULL,
+    error_message TEXT
+);
+INSERT INTO {p}activity_v3 (event_id, attempt, idempotency_key, notification_id, notification_type, subscriber_id,
+    sequence_number, principal, target_url, fired_at, completed_at, status, http_status_code, response_time_ms,
+    payload_size_bytes, error_message)
+ SELECT event_id, attempt, idempotency_key, notification_id, notification_type, subscriber_id, sequence_number,
+    principal, target_url, fired_at, completed_at, status, http_status_code, response_time_ms, payload_size_bytes,
+    error_message
+ FROM {p}activity ORDER BY completed_at, event_id, attempt;
+DROP TABLE {p}activity;
+ALTER TABLE {p}activity_v3 RENAME TO {p}activity;
 CREATE INDEX {p}activity_principal ON {p}activity (principal, fired_at);
 CREATE INDEX {p}activity_url ON {p}activity (target_url, fired_at);
 "

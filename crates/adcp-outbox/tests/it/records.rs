@@ -1,7 +1,8 @@
 //! Activity records on SQLite at the store's level, on an injected clock:
 //! the `pending` record of an attempt in flight, the records by principal,
-//! resource and URL, an abandoned lease's record, and the purge by enqueue
-//! time (records kept at least the retention).
+//! resource and URL, an abandoned lease's record, and the purge (records
+//! at the retention after their completion, events after their life's
+//! bound).
 
 use super::support::{fast_retry, outbox};
 use adcp_outbox::{
@@ -151,13 +152,24 @@ async fn records_follow_attempts_and_are_purged_after_the_retention() {
     assert_eq!(mb1[2].completed_at_ms, Some(T0 + 5));
     assert_eq!(o.activity(&p1()).await.unwrap().len(), 4);
 
-    // Kept for the retention (and up to two longest horizons more, the
-    // bound on an event's life after its enqueue), then purged.
+    // Each record is kept for the retention after its completion, then
+    // purged; finished events two longest horizons after their enqueue
+    // (the bound on an event's life).
     let retention = 30 * DAY;
-    assert_eq!(s.purge(T0 + retention + DAY, retention).await.unwrap(), 0);
+    assert_eq!(s.purge(T0 + retention + 5, retention).await.unwrap(), 0);
     assert_eq!(o.activity(&p1()).await.unwrap().len(), 4);
+    assert_eq!(
+        s.purge(T0 + retention + 6, retention).await.unwrap(),
+        2,
+        "the two records completed at T0 + 5"
+    );
+    let left: Vec<_> = o.activity(&p1()).await.unwrap().iter().map(|r| r.attempt).collect();
+    assert_eq!(left, vec![3, 2]);
+    assert_eq!(s.purge(T0 + retention + DAY, retention).await.unwrap(), 2);
+    assert!(o.activity(&p1()).await.unwrap().is_empty());
+    assert!(o.get(&e1.id).await.unwrap().is_some(), "events outlive their records");
     let purged = s.purge(T0 + retention + 14 * DAY + 1, retention).await.unwrap();
-    assert_eq!(purged, 4 + 2 + 2, "records, events, resources");
+    assert_eq!(purged, 2 + 2, "events, resources");
     assert!(o.activity(&p1()).await.unwrap().is_empty());
     assert!(o.get(&e1.id).await.unwrap().is_none());
     assert!(o.get(&e2.id).await.unwrap().is_none());

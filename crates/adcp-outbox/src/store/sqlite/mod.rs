@@ -355,6 +355,51 @@ mod tests {
     use crate::activity::ActivityStatus;
     use crate::store::ActivitySelector;
 
+    /// The purge finds the records completed before the cutoff by their
+    /// order (a binary search over rowids) and deletes only those, even
+    /// where a few were written out of order.
+    #[test]
+    fn the_purge_deletes_the_records_completed_before_the_cutoff() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate_sqlite(&conn, "t_").unwrap();
+        let q = Sql::new("t_");
+        assert_eq!(query::purge_in(&conn, &q, 1_000).unwrap(), 0, "no records");
+        // Completion times in writing order: 0..1000 step 10, with 505
+        // written late (after 600) and 595 early (before 500).
+        let mut times: Vec<i64> = (0..100).map(|i| i * 10).filter(|t| *t != 500 && *t != 600).collect();
+        let at = times.iter().position(|t| *t == 490).unwrap();
+        times.insert(at + 1, 595);
+        let at = times.iter().position(|t| *t == 610).unwrap();
+        times.insert(at, 505);
+        for (i, t) in times.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO t_activity (event_id, attempt, idempotency_key, notification_type, target_url,
+                    fired_at, completed_at, status, payload_size_bytes)
+                 VALUES (?1, 1, 'k', 'account.status_changed', 'https://b.example/h', ?2, ?2, 'success', 2)",
+                params![format!("evt_{i:04}"), t],
+            )
+            .unwrap();
+        }
+        let left = |conn: &Connection| -> Vec<i64> {
+            let mut stmt = conn
+                .prepare("SELECT completed_at FROM t_activity ORDER BY rowid")
+                .unwrap();
+            stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+        };
+        assert_eq!(query::purge_in(&conn, &q, 0).unwrap(), 0);
+        assert_eq!(query::purge_in(&conn, &q, 300).unwrap(), 30);
+        assert_eq!(left(&conn).first(), Some(&300));
+        // 595, written early, is kept (it is not old); 505, written late,
+        // lies past the newer rows the search stops at, and goes with the
+        // next purge.
+        assert_eq!(query::purge_in(&conn, &q, 550).unwrap(), 24);
+        assert_eq!(&left(&conn)[..3], &[595, 550, 560]);
+        assert_eq!(query::purge_in(&conn, &q, 596).unwrap(), 7);
+        assert_eq!(left(&conn).first(), Some(&610));
+        assert_eq!(query::purge_in(&conn, &q, 10_000).unwrap(), 39);
+        assert!(left(&conn).is_empty());
+    }
+
     /// A version-1 file with an attempt in flight (its pending record) and
     /// one finished attempt keeps both records through the migration.
     #[test]

@@ -124,18 +124,22 @@ pub(super) fn activity_in(conn: &Connection, sql: &Sql, q: &ActivityQuery) -> ru
     }
 }
 
-/// Deletes what the retention no longer keeps. Ids start with the enqueue
-/// time and an event finishes within two horizons of its enqueue (a
-/// never-attempted one expires one horizon after it; an attempted one one
-/// horizon after its first attempt, itself within the first horizon), so
-/// everything of an event enqueued two longest horizons before `cutoff`
-/// finished, and was recorded, before `cutoff`: records are kept at least
-/// the retention, and at most two horizons more.
+/// Deletes what the retention no longer keeps: records completed before
+/// `cutoff`, and finished events enqueued two longest horizons before it.
+/// Ids start with the enqueue time and an event finishes within two
+/// horizons of its enqueue (a never-attempted one expires one horizon
+/// after it; an attempted one one horizon after its first attempt, itself
+/// within the first horizon), so such an event finished, and its records
+/// completed, before `cutoff`.
 pub(super) fn purge_in(conn: &Connection, q: &Sql, cutoff: i64) -> rusqlite::Result<u64> {
     let p = &q.prefix;
     let longest = i64::try_from(adcp_webhook::RetryPolicy::MAX_HORIZON.as_millis()).unwrap_or(i64::MAX);
     let bound = EventId::time_floor(cutoff.saturating_sub(longest.saturating_mul(2)));
-    let mut n = conn.execute(&format!("DELETE FROM {p}activity WHERE event_id < ?1"), params![bound])?;
+    let old = records_before(conn, p, cutoff)?;
+    let mut n = conn.execute(
+        &format!("DELETE FROM {p}activity WHERE rowid < ?1 AND completed_at < ?2"),
+        params![old, cutoff],
+    )?;
     n += conn.execute(
         &format!("DELETE FROM {p}events WHERE id < ?1 AND finished_at IS NOT NULL"),
         params![bound],
@@ -155,6 +159,35 @@ pub(super) fn purge_in(conn: &Connection, q: &Sql, cutoff: i64) -> rusqlite::Res
         [],
     )?;
     Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// The first rowid of the records to keep: records are written in the
+/// order of their outcomes, so those completed before `cutoff` are the
+/// rows below it (found in a logarithmic number of lookups; the delete
+/// checks `completed_at` too, in case processes sharing the file wrote a
+/// few out of order).
+fn records_before(conn: &Connection, p: &str, cutoff: i64) -> rusqlite::Result<i64> {
+    let (first, last): (Option<i64>, Option<i64>) =
+        conn.query_row(&format!("SELECT MIN(rowid), MAX(rowid) FROM {p}activity"), [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    let (Some(mut lo), Some(last)) = (first, last) else {
+        return Ok(0);
+    };
+    let mut at = conn.prepare(&format!(
+        "SELECT rowid, completed_at FROM {p}activity WHERE rowid >= ?1 ORDER BY rowid LIMIT 1"
+    ))?;
+    // Rows below `lo` are older than the cutoff; rows from `hi` on are not.
+    let mut hi = last.saturating_add(1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let row: Option<(i64, i64)> = at.query_row(params![mid], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        match row {
+            Some((rowid, completed)) if completed < cutoff => lo = rowid.saturating_add(1),
+            _ => hi = mid,
+        }
+    }
+    Ok(lo)
 }
 
 pub(super) fn stats_in(conn: &Connection, q: &Sql) -> rusqlite::Result<OutboxStats> {
