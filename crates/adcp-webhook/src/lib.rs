@@ -150,6 +150,7 @@
 
 mod envelope;
 mod extract;
+pub mod notify;
 pub mod payload;
 mod receiver;
 mod sender;

@@ -21,5 +21,6 @@ mod exactly_once;
 mod failures;
 mod hostile_input;
 mod interop;
+mod notify;
 mod payloads;
 mod vectors;

@@ -41,7 +41,7 @@ const KINDS: [(PayloadKind, Channel); 21] = [
     (PayloadKind::Generic, Channel::AccountNotifications),
 ];
 
-fn schemas() -> Option<PathBuf> {
+pub(crate) fn schemas() -> Option<PathBuf> {
     adcp_vectors::require_schemas_dir().unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -107,7 +107,7 @@ impl jsonschema::Retrieve for LocalSchemas {
     }
 }
 
-fn validator(dir: &Path, relative: &str) -> jsonschema::Validator {
+pub(crate) fn validator(dir: &Path, relative: &str) -> jsonschema::Validator {
     let mut schema = read_json(&dir.join(relative));
     // The published files carry no `$id`; give the root the address its
     // relative references are written against.
@@ -120,7 +120,7 @@ fn validator(dir: &Path, relative: &str) -> jsonschema::Validator {
         .unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
 
-fn schema_errors(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
+pub(crate) fn schema_errors(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
     validator
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
