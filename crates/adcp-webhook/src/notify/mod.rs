@@ -44,7 +44,8 @@
 //!   [`BuildError::Missing`] naming it by its path in the body
 //!   (`creative_id`, `transition.from`, `result.impairment.impairment_id`).
 //!   A member with a fixed shape that the builder can check locally
-//!   (`fired_at` as an RFC 3339 date-time, the id patterns) is refused
+//!   (`fired_at` as an RFC 3339 date-time, the `notification_id` and
+//!   `subscriber_id` patterns) is refused
 //!   with [`BuildError::Invalid`]. Enumerations and the rest of each
 //!   schema are the caller's: the builder does not carry the schemas.
 //!
@@ -297,6 +298,9 @@ impl Draft {
         draft.set("notification_type", Value::String(notification_type.to_owned()));
         draft.set_time("fired_at", fired_at);
         if let Some(s) = &registration.subscriber_id {
+            if !is_subscriber_id(s) {
+                draft.refuse("subscriber_id", "does not match ^[A-Za-z0-9_.:-]{1,64}$");
+            }
             draft.set("subscriber_id", Value::String(s.clone()));
         }
         draft
@@ -513,6 +517,13 @@ fn derive_id<'a>(prefix: &str, values: impl Iterator<Item = Option<&'a Value>>) 
     let digest = hash.finalize();
     let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
     format!("{prefix}:{hex}")
+}
+
+/// Whether `s` fits `subscriber_id` (`^[A-Za-z0-9_.:-]{1,64}$`).
+fn is_subscriber_id(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
 }
 
 /// Whether `s` is an RFC 3339 date-time (`YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`).

@@ -675,3 +675,125 @@ fn ids_fixed_by_a_member_cannot_be_overridden() {
         "{err:?}"
     );
 }
+
+#[test]
+fn a_subscriber_id_the_schema_refuses_is_refused() {
+    let reg = Registration::new().with_subscriber_id("has space");
+    let err = CapabilitiesChangedBuilder::new(&reg, FIRED_AT)
+        .agent_url("https://seller.example/mcp")
+        .changed_at(FIRED_AT)
+        .reason("other")
+        .capabilities_version("v1")
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BuildError::Invalid {
+                member: "subscriber_id",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[A-Za-z0-9_.:-]{1,70}",
+            any::<String>(),
+            Just(String::new()),
+            Just("2026-04-18T12:00:00Z".to_owned()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Arbitrary registrations and member values never panic a
+        /// builder, and whatever it builds the receiving side accepts as
+        /// its kind.
+        #[test]
+        fn builders_never_panic_and_what_they_build_classifies(
+            registration in proptest::collection::btree_map("[a-z_]{1,16}", text(), 0..4),
+            values in proptest::collection::vec(text(), 8),
+        ) {
+            let mut reg_json = serde_json::Map::new();
+            for (k, v) in registration {
+                reg_json.insert(k, Value::String(v));
+            }
+            for (name, v) in ["subscriber_id", "token", "operation_id"].iter().zip(&values) {
+                reg_json.insert((*name).to_owned(), Value::String(v.clone()));
+            }
+            let reg = Registration::from_value(&Value::Object(reg_json));
+            let v = |i: usize| values[i].clone();
+            let built = [
+                (
+                    AccountStatusChangedBuilder::new(&reg, v(3))
+                        .account_id(v(4))
+                        .previous_status(v(5))
+                        .status(v(6))
+                        .observed_at(v(7))
+                        .reason_code(v(4))
+                        .build(),
+                    Channel::AccountNotifications,
+                ),
+                (
+                    AccountChangeRecordedBuilder::new(&reg, v(3))
+                        .account_id(v(4))
+                        .change_id(v(5))
+                        .recorded_at(v(7))
+                        .resource_type(v(6))
+                        .resource_id(v(6))
+                        .action(v(4))
+                        .build(),
+                    Channel::AccountNotifications,
+                ),
+                (
+                    ImpairmentBuilder::new(&reg, v(3))
+                        .task_id(v(4))
+                        .media_buy_id(v(5))
+                        .health(v(6))
+                        .impairment_id(v(5))
+                        .resource_type(v(6))
+                        .resource_id(v(4))
+                        .package_ids([v(4)])
+                        .transition_to(v(6))
+                        .reason_code(v(4))
+                        .observed_at(v(7))
+                        .build(),
+                    Channel::McpTask,
+                ),
+                (
+                    DeliveryReportBuilder::new(&reg, ReportType::Scheduled, v(3))
+                        .task_id(v(4))
+                        .period_start(v(7))
+                        .period_end(v(7))
+                        .media_buy_deliveries(json!([]))
+                        .build(),
+                    Channel::Reporting,
+                ),
+                (
+                    ListChangedBuilder::new(ListKind::Property, v(3)).list_id(v(4)).build(),
+                    Channel::PropertyList,
+                ),
+                (
+                    RightsRevocationBuilder::new(v(3)).rights_id(v(4)).brand_id(v(5)).reason(v(6)).build(),
+                    Channel::RightsRevocation,
+                ),
+            ];
+            for (result, channel) in built {
+                let Ok(n) = result else { continue };
+                let body = n.to_value();
+                let payload = WebhookPayload::classify(&body, Some(channel), AcceptKinds::All);
+                let payload = payload.map_err(|e| TestCaseError::fail(format!("{body}: {}", e.code())))?;
+                prop_assert_eq!(payload.kind(), n.kind());
+                prop_assert_eq!(payload.notification_id(), n.notification_id());
+            }
+        }
+    }
+}
