@@ -2,10 +2,11 @@
 //! buyer's [`Receiver`] (a tower layer, an axum extractor, and a
 //! framework-agnostic core) that applies each event exactly once.
 //!
-//! Everything a user names is at the crate root, with one path each. One
-//! namespace: [`payload`] (a typed model of every 3.2 webhook payload kind
+//! Everything a user names is at the crate root, with one path each. Two
+//! namespaces: [`payload`] (a typed model of every 3.2 webhook payload kind
 //! and the classifier, by registration channel, else by shape, the
-//! receiver uses). The payload fingerprint bound to each key is RFC 8785
+//! receiver uses) and [`notify`] (its sending side: a typed builder per
+//! notification kind, producing the body a seller enqueues). The payload fingerprint bound to each key is RFC 8785
 //! JCS, `adcp_strict_json::jcs`. The MCP envelope ([`McpWebhook`]: `operation_id` and
 //! `context` echoed, `idempotency_key` fixed once per event) and MCP / A2A
 //! detection ([`detect_format`], [`extract`]) are root items too.

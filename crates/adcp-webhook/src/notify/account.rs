@@ -1,7 +1,7 @@
 //! Account-anchored account notifications: `account.status_changed` and
 //! `account.change_recorded` (on account `notification_configs[]`).
 
-use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registration};
+use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registered};
 use crate::payload::PayloadKind;
 
 /// `account.status_changed` (`core/account-status-changed-webhook.json`).
@@ -17,7 +17,7 @@ impl AccountStatusChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::AccountStatusChanged,
@@ -69,7 +69,7 @@ impl AccountChangeRecordedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::AccountChangeRecorded,
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn change_recorded_id_is_the_change_id() {
-        let reg = Registration::new().with_subscriber_id("s1");
+        let reg = Registered::new().with_subscriber_id("s1");
         let b = AccountChangeRecordedBuilder::new(&reg, "2026-04-18T12:00:00Z")
             .account_id("a")
             .change_id("chg_1")

@@ -1,7 +1,7 @@
 //! Caller-anchored agent notifications: `capabilities.changed` and
 //! `principal.changed` (on the agent-level `notification_configs[]`).
 
-use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registration};
+use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registered};
 use crate::payload::PayloadKind;
 
 /// `capabilities.changed` (`core/capabilities-changed-webhook.json`).
@@ -17,7 +17,7 @@ impl CapabilitiesChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::CapabilitiesChanged,
@@ -66,7 +66,7 @@ impl PrincipalChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::PrincipalChanged,

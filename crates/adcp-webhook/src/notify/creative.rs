@@ -1,7 +1,7 @@
 //! Account-anchored creative notifications: `creative.status_changed`,
 //! `creative.assignment_changed` and `creative.purged`.
 
-use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registration};
+use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registered};
 use crate::payload::PayloadKind;
 
 /// `creative.status_changed` (`creative/creative-status-changed-webhook.json`).
@@ -19,7 +19,7 @@ impl CreativeStatusChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::CreativeStatusChanged,
@@ -89,7 +89,7 @@ impl CreativeAssignmentChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::CreativeAssignmentChanged,
@@ -151,7 +151,7 @@ impl CreativePurgedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::CreativePurged,

@@ -2,7 +2,7 @@
 //! (`scheduled`, `final`, `delayed`, `adjusted`, `window_update`),
 //! delivered as task envelopes.
 
-use super::{common_builder, setters, Draft, IdRule, Registration};
+use super::{common_builder, setters, Draft, IdRule, Registered};
 use crate::envelope::TaskStatus;
 use serde_json::Value;
 
@@ -67,7 +67,7 @@ impl DeliveryReportBuilder {
     /// `reporting_webhook`), with the envelope `timestamp` `fired_at`
     /// (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, report_type: ReportType, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, report_type: ReportType, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::envelope(
                 report_type.as_str(),

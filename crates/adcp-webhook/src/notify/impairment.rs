@@ -1,7 +1,7 @@
 //! Impairments: a media buy's dependency-state fires, delivered as task
 //! envelopes on the buy's `push_notification_config`.
 
-use super::{common_builder, setters, Draft, IdRule, Registration};
+use super::{common_builder, setters, Draft, IdRule, Registered};
 use crate::envelope::TaskStatus;
 use serde_json::Value;
 
@@ -27,7 +27,7 @@ impl ImpairmentBuilder {
     /// `push_notification_config`), with the envelope `timestamp`
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::envelope(
                 "impairment",

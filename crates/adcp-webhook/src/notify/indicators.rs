@@ -1,6 +1,6 @@
 //! `indicators.changed`, the account-anchored indicator invalidation.
 
-use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registration};
+use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registered};
 use crate::payload::PayloadKind;
 
 /// `indicators.changed` (`core/indicators-changed-webhook.json`).
@@ -20,7 +20,7 @@ impl IndicatorsChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::IndicatorsChanged,

@@ -2,8 +2,8 @@
 //! that produce a complete body, the mirror of the receiving model in
 //! [`crate::payload`].
 //!
-//! Each builder starts from the buyer's [`Registration`] and the
-//! `fired_at` instant, takes the kind's members through typed setters and
+//! Each builder starts from what the buyer registered ([`Registered`]:
+//! the echoed members of its registration) and the `fired_at` instant, takes the kind's members through typed setters and
 //! [`build`](AccountStatusChangedBuilder::build)s a [`Notification`]: the
 //! body with its `idempotency_key`, ready for
 //! [`Notification::into_event`] (a [`WebhookEvent`] for
@@ -28,8 +28,8 @@
 //!   event rebuilt for a retry or after a restart carries the same
 //!   instant, so its bytes do not change.
 //! - **`subscriber_id`, `token`, `operation_id`** are copied from the
-//!   [`Registration`] exactly as registered (never trimmed or
-//!   normalized). Account-, agent- and caller-anchored notifications
+//!   registration ([`Registered`]) exactly as registered (never trimmed
+//!   or normalized). Account-, agent- and caller-anchored notifications
 //!   carry `subscriber_id` (required there); their schemas have no
 //!   `token` or `operation_id` member, so those are not echoed on them.
 //!   Task envelopes (delivery reports, impairments) echo `operation_id`
@@ -64,12 +64,12 @@
 //! | delivery reports | [`DeliveryReportBuilder`] (task envelope on `reporting_webhook`) |
 //!
 //! ```
-//! use adcp_webhook::notify::{AccountStatusChangedBuilder, BuildError, Registration};
+//! use adcp_webhook::notify::{AccountStatusChangedBuilder, BuildError, Registered};
 //! use adcp_webhook::payload::{AcceptKinds, Channel, PayloadKind, WebhookPayload};
 //! use serde_json::json;
 //!
 //! // The buyer's notification_configs[] entry, as registered.
-//! let registration = Registration::from_value(&json!({
+//! let registration = Registered::from_value(&json!({
 //!     "subscriber_id": "ops-bus",
 //!     "url": "https://buyer.example/hooks/accounts",
 //!     "event_types": ["account.status_changed"]
@@ -127,17 +127,19 @@ use sha2::{Digest, Sha256};
 
 /// The members of a buyer's registration that a notification echoes:
 /// a `notification_configs[]` entry, a `push_notification_config`, a
-/// `reporting_webhook`. Values are kept exactly as registered.
+/// `reporting_webhook`. Values are kept exactly as registered. (Not the
+/// receiver's [`crate::Registration`], which is a buyer's record of a
+/// subscription.)
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Registration {
+pub struct Registered {
     subscriber_id: Option<String>,
     token: Option<String>,
     operation_id: Option<String>,
 }
 
-impl std::fmt::Debug for Registration {
+impl std::fmt::Debug for Registered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registration")
+        f.debug_struct("Registered")
             .field("subscriber_id", &self.subscriber_id)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("operation_id", &self.operation_id)
@@ -145,7 +147,7 @@ impl std::fmt::Debug for Registration {
     }
 }
 
-impl Registration {
+impl Registered {
     /// A registration with none of the echoed members.
     #[must_use]
     pub fn new() -> Self {
@@ -287,7 +289,7 @@ impl Draft {
     pub(crate) fn notification(
         kind: PayloadKind,
         notification_type: &str,
-        registration: &Registration,
+        registration: &Registered,
         fired_at: String,
         required: &'static [&'static str],
         id_rule: IdRule,
@@ -310,7 +312,7 @@ impl Draft {
     /// registration's `operation_id`, `token` and `subscriber_id`.
     pub(crate) fn envelope(
         notification_type: &str,
-        registration: &Registration,
+        registration: &Registered,
         task_type: &str,
         timestamp: String,
         required: &'static [&'static str],

@@ -1,7 +1,7 @@
 //! Account-anchored reporting notifications: `reporting.delivery_ready`,
 //! `reporting.status_changed` and `reporting.ledger_changed`.
 
-use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registration};
+use super::{common_builder, notification_id_setter, setters, Draft, IdRule, Registered};
 use crate::payload::PayloadKind;
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ impl ReportingDeliveryReadyBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         let mut draft = Draft::notification(
             PayloadKind::ReportingDeliveryReady,
             "reporting.delivery_ready",
@@ -89,7 +89,7 @@ impl ReportingStatusChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::ReportingStatusChanged,
@@ -152,7 +152,7 @@ impl ReportingLedgerChangedBuilder {
     /// A notification for `registration`'s subscriber, fired at
     /// `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, fired_at: impl Into<String>) -> Self {
         Self {
             draft: Draft::notification(
                 PayloadKind::ReportingLedgerChanged,

@@ -1,7 +1,7 @@
 //! Wholesale feed notifications: `product.*`, `signal.*` and
 //! `wholesale_feed.bulk_change` (`core/wholesale-feed-webhook.json`).
 
-use super::{common_builder, setters, Draft, IdRule, Registration};
+use super::{common_builder, setters, Draft, IdRule, Registered};
 use crate::payload::PayloadKind;
 use serde_json::Value;
 
@@ -87,7 +87,7 @@ impl WholesaleFeedBuilder {
     /// A `event_type` notification for `registration`'s subscriber, fired
     /// at `fired_at` (fixed once; see the [module docs](super)).
     #[must_use]
-    pub fn new(registration: &Registration, event_type: WholesaleEventType, fired_at: impl Into<String>) -> Self {
+    pub fn new(registration: &Registered, event_type: WholesaleEventType, fired_at: impl Into<String>) -> Self {
         let mut draft = Draft::notification(
             PayloadKind::WholesaleFeed,
             event_type.as_str(),

@@ -13,7 +13,7 @@ use adcp_webhook::notify::{
     AccountChangeRecordedBuilder, AccountStatusChangedBuilder, ArtifactBatchBuilder, BuildError,
     CapabilitiesChangedBuilder, CreativeAssignmentChangedBuilder, CreativePurgedBuilder, CreativeStatusChangedBuilder,
     DeliveryReportBuilder, ImpairmentBuilder, IndicatorsChangedBuilder, ListChangedBuilder, ListKind, Notification,
-    PrincipalChangedBuilder, Registration, ReportType, ReportingDeliveryReadyBuilder, ReportingLedgerChangedBuilder,
+    PrincipalChangedBuilder, Registered, ReportType, ReportingDeliveryReadyBuilder, ReportingLedgerChangedBuilder,
     ReportingStatusChangedBuilder, RightsRevocationBuilder, WholesaleEventType, WholesaleFeedBuilder,
 };
 use adcp_webhook::payload::{AcceptKinds, Channel, PayloadKind, WebhookPayload};
@@ -24,8 +24,8 @@ use crate::payloads::{schema_errors, schemas, validator};
 const FIRED_AT: &str = "2026-04-18T12:00:00Z";
 
 /// A registration whose members need verbatim echo (padding, case).
-fn registration() -> Registration {
-    Registration::from_value(&json!({
+fn registration() -> Registered {
+    Registered::from_value(&json!({
         "url": "https://buyer.example/hooks",
         "subscriber_id": "Ops-Bus_1",
         "token": "tok en/With Spaces ",
@@ -184,7 +184,7 @@ fn account_status_changed() {
     assert_ne!(other.notification_id(), n.notification_id());
     let without = steps
         .iter()
-        .fold(B::new(&Registration::new(), FIRED_AT), |b, (_, s)| s(b))
+        .fold(B::new(&Registered::new(), FIRED_AT), |b, (_, s)| s(b))
         .build();
     assert_subscriber(&n, without);
 }
@@ -228,7 +228,7 @@ fn agent_notifications() {
     let n = check(&e, || C::new(&registration(), FIRED_AT), steps, C::build);
     let without = steps
         .iter()
-        .fold(C::new(&Registration::new(), FIRED_AT), |b, (_, s)| s(b))
+        .fold(C::new(&Registered::new(), FIRED_AT), |b, (_, s)| s(b))
         .build();
     assert_subscriber(&n, without);
 
@@ -368,7 +368,7 @@ fn impairment() {
     assert_envelope_echo(&n);
     let without = steps
         .iter()
-        .fold(B::new(&Registration::new(), FIRED_AT), |b, (_, s)| s(b))
+        .fold(B::new(&Registered::new(), FIRED_AT), |b, (_, s)| s(b))
         .build();
     assert_eq!(without.unwrap_err(), BuildError::Missing { member: "operation_id" });
 }
@@ -678,7 +678,7 @@ fn ids_fixed_by_a_member_cannot_be_overridden() {
 
 #[test]
 fn a_subscriber_id_the_schema_refuses_is_refused() {
-    let reg = Registration::new().with_subscriber_id("has space");
+    let reg = Registered::new().with_subscriber_id("has space");
     let err = CapabilitiesChangedBuilder::new(&reg, FIRED_AT)
         .agent_url("https://seller.example/mcp")
         .changed_at(FIRED_AT)
@@ -729,7 +729,7 @@ mod hostile {
             for (name, v) in ["subscriber_id", "token", "operation_id"].iter().zip(&values) {
                 reg_json.insert((*name).to_owned(), Value::String(v.clone()));
             }
-            let reg = Registration::from_value(&Value::Object(reg_json));
+            let reg = Registered::from_value(&Value::Object(reg_json));
             let v = |i: usize| values[i].clone();
             let built = [
                 (
