@@ -128,8 +128,20 @@ mod tests {
             .action("updated");
         assert_eq!(b.clone().build().unwrap().notification_id(), Some("chg_1"));
         // A raw member cannot override the rule.
-        let n = b.clone().member("notification_id", "other".into()).build().unwrap();
-        assert_eq!(n.to_value()["notification_id"], "chg_1");
+        assert_eq!(
+            b.clone().member("notification_id", "other".into()).build().unwrap_err(),
+            BuildError::Invalid {
+                member: "notification_id",
+                reason: "set by the builder from its rules; not through member()"
+            }
+        );
+        // Replacing an object a required member lives in is checked too.
+        assert_eq!(
+            b.clone().member("resource", serde_json::json!({})).build().unwrap_err(),
+            BuildError::Missing {
+                member: "resource.type"
+            }
+        );
         assert_eq!(
             b.change_id("bad id").build().unwrap_err(),
             BuildError::Invalid {

@@ -255,19 +255,6 @@ pub(crate) enum IdRule {
     Given,
 }
 
-/// Where the `notification_id` goes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Shape {
-    /// A `notification_type` body: `notification_id`, `notification_type`,
-    /// `fired_at`, `subscriber_id` at the top.
-    Notification,
-    /// A task envelope: `notification_id` at the top, the type under
-    /// `result.notification_type`.
-    Envelope,
-    /// A body with no notification header.
-    Plain,
-}
-
 /// The body under construction, shared by every builder.
 #[derive(Debug, Clone)]
 pub(crate) struct Draft {
@@ -276,7 +263,6 @@ pub(crate) struct Draft {
     body: Map<String, Value>,
     required: &'static [&'static str],
     id_rule: IdRule,
-    shape: Shape,
     notification_id: Option<String>,
     key: Option<IdempotencyKey>,
     invalid: Option<BuildError>,
@@ -295,7 +281,6 @@ impl Draft {
         id_rule: IdRule,
     ) -> Self {
         let mut draft = Self::plain(kind, required, id_rule);
-        draft.shape = Shape::Notification;
         draft.notification_type = notification_type.to_owned();
         draft.set("notification_type", Value::String(notification_type.to_owned()));
         draft.set_time("fired_at", fired_at);
@@ -319,7 +304,6 @@ impl Draft {
         id_rule: IdRule,
     ) -> Self {
         let mut draft = Self::plain(PayloadKind::McpTask, required, id_rule);
-        draft.shape = Shape::Envelope;
         draft.notification_type = notification_type.to_owned();
         if let Some(op) = &registration.operation_id {
             draft.set("operation_id", Value::String(op.clone()));
@@ -345,7 +329,6 @@ impl Draft {
             body: Map::new(),
             required,
             id_rule,
-            shape: Shape::Plain,
             notification_id: None,
             key: None,
             invalid: None,
@@ -394,6 +377,32 @@ impl Draft {
         self.set(path, Value::String(value));
     }
 
+    /// Sets a member the caller names ([`member`](AccountStatusChangedBuilder::member)),
+    /// refusing one the builder owns (or an object holding one): the
+    /// header, the key, the echoed registration and the discriminators.
+    pub(crate) fn set_extra(&mut self, path: &str, value: Value) {
+        const OWNED: [&str; 11] = [
+            "idempotency_key",
+            "notification_id",
+            "notification_type",
+            "fired_at",
+            "timestamp",
+            "subscriber_id",
+            "token",
+            "operation_id",
+            "result.notification_type",
+            "event.event_type",
+            "event.entity_type",
+        ];
+        let owned = OWNED
+            .iter()
+            .find(|o| **o == path || o.strip_prefix(path).is_some_and(|rest| rest.starts_with('.')));
+        match owned {
+            Some(o) => self.refuse(o, "set by the builder from its rules; not through member()"),
+            None => self.set(path, value),
+        }
+    }
+
     /// Records the first refused input; [`Draft::build`] returns it.
     pub(crate) fn refuse(&mut self, member: &'static str, reason: &'static str) {
         if self.invalid.is_none() {
@@ -428,21 +437,8 @@ impl Draft {
         }
         let id = self.resolve_id()?;
         if let Some(id) = &id {
-            let at = match self.shape {
-                Shape::Envelope => {
-                    // The envelope's members stay in schema order: the id
-                    // right after the key.
-                    let mut body = Map::with_capacity(self.body.len() + 1);
-                    body.insert("notification_id".to_owned(), Value::String(id.clone()));
-                    body.append(&mut self.body);
-                    self.body = body;
-                    None
-                }
-                Shape::Notification | Shape::Plain => Some("notification_id"),
-            };
-            if let Some(at) = at {
-                self.body.insert(at.to_owned(), Value::String(id.clone()));
-            }
+            self.body
+                .insert("notification_id".to_owned(), Value::String(id.clone()));
         }
         let key = match self.key {
             Some(key) => key,
@@ -649,10 +645,15 @@ macro_rules! common_builder {
 
             /// Another member at a dot-separated path (an `ext` object, a
             /// member a later schema revision adds). Required members are
-            /// still checked at build.
+            /// still checked at build. A member the builder sets by its
+            /// rules (`idempotency_key`, `notification_id`,
+            /// `notification_type`, `fired_at` / `timestamp`, the echoed
+            /// `subscriber_id`, `token` and `operation_id`, the type
+            /// discriminators), or an object holding one, is refused at
+            /// build with [`BuildError::Invalid`](crate::notify::BuildError::Invalid).
             #[must_use]
             pub fn member(mut self, path: &str, value: serde_json::Value) -> Self {
-                self.draft.set(path, value);
+                self.draft.set_extra(path, value);
                 self
             }
 

@@ -797,3 +797,34 @@ mod hostile {
         }
     }
 }
+
+#[test]
+fn members_the_builder_owns_cannot_be_set_through_member() {
+    let base = || {
+        DeliveryReportBuilder::new(&registration(), ReportType::Scheduled, FIRED_AT)
+            .task_id("t_1")
+            .period_start("2026-04-17T00:00:00Z")
+            .period_end("2026-04-18T00:00:00Z")
+            .media_buy_deliveries(json!([]))
+    };
+    for (path, owned) in [
+        ("idempotency_key", "idempotency_key"),
+        ("token", "token"),
+        ("operation_id", "operation_id"),
+        ("timestamp", "timestamp"),
+        ("result.notification_type", "result.notification_type"),
+        ("result", "result.notification_type"),
+    ] {
+        let err = base().member(path, json!("x")).build().unwrap_err();
+        assert!(
+            matches!(err, BuildError::Invalid { member, .. } if member == owned),
+            "{path}: {err:?}"
+        );
+    }
+    // Other members pass through.
+    let n = base()
+        .member("result.ext", json!({"seller": {"k": 1}}))
+        .build()
+        .unwrap();
+    assert_eq!(n.to_value()["result"]["ext"]["seller"]["k"], 1);
+}
