@@ -267,7 +267,11 @@ pub(crate) struct Draft {
     key: Option<IdempotencyKey>,
     invalid: Option<BuildError>,
     conditional: Option<fn(&Draft) -> &'static [&'static str]>,
+    check: Option<Check>,
 }
+
+/// A check across members of a draft.
+type Check = fn(&Draft) -> Result<(), BuildError>;
 
 impl Draft {
     /// A notification (`notification_type` at the top) for `registration`
@@ -333,7 +337,14 @@ impl Draft {
             key: None,
             invalid: None,
             conditional: None,
+            check: None,
         }
+    }
+
+    /// A check across members (run at build, after the required members).
+    pub(crate) fn with_check(mut self, f: Check) -> Self {
+        self.check = Some(f);
+        self
     }
 
     /// The notification type a plain body reports (its `event`).
@@ -434,6 +445,9 @@ impl Draft {
         let conditional = self.conditional.map_or(&[][..], |f| f(&self));
         if let Some(member) = self.required.iter().chain(conditional).find(|m| self.get(m).is_none()) {
             return Err(BuildError::Missing { member });
+        }
+        if let Some(check) = self.check {
+            check(&self)?;
         }
         let id = self.resolve_id()?;
         if let Some(id) = &id {

@@ -1,7 +1,7 @@
 //! Wholesale feed notifications: `product.*`, `signal.*` and
 //! `wholesale_feed.bulk_change` (`core/wholesale-feed-webhook.json`).
 
-use super::{common_builder, setters, Draft, IdRule, Registered};
+use super::{common_builder, setters, BuildError, Draft, IdRule, Registered};
 use crate::payload::PayloadKind;
 use serde_json::Value;
 
@@ -71,12 +71,24 @@ impl WholesaleEventType {
     }
 }
 
+/// Whether `s` is a UUID in its hyphenated text form.
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
 /// One wholesale feed notification.
 ///
 /// `notification_id` equals `event.event_id`. `notification_type`,
 /// `event.event_type` and `event.entity_type` follow from the
 /// [`WholesaleEventType`]; `product_payload_view` is required on
 /// `product.*` events (and refused by the schema on the others).
+/// `event.event_id` must be a UUID and `cache_scope` must equal
+/// `event.payload.applies_to.scope` when the payload has one.
 /// `event.payload` is the caller's: its shape depends on the type.
 #[derive(Debug, Clone)]
 pub struct WholesaleFeedBuilder {
@@ -105,6 +117,25 @@ impl WholesaleFeedBuilder {
             ],
             IdRule::Equals("event.event_id"),
         )
+        .with_check(|d| {
+            let scope = d.get("cache_scope").and_then(Value::as_str);
+            let applies = d.get("event.payload.applies_to.scope").and_then(Value::as_str);
+            if let (Some(scope), Some(applies)) = (scope, applies) {
+                if scope != applies {
+                    return Err(BuildError::Invalid {
+                        member: "cache_scope",
+                        reason: "must equal event.payload.applies_to.scope",
+                    });
+                }
+            }
+            match d.get("event.event_id").and_then(Value::as_str) {
+                Some(id) if !is_uuid(id) => Err(BuildError::Invalid {
+                    member: "event.event_id",
+                    reason: "not a UUID",
+                }),
+                _ => Ok(()),
+            }
+        })
         .with_conditional(|d| {
             let product = d
                 .get("event.entity_type")

@@ -828,3 +828,48 @@ fn members_the_builder_owns_cannot_be_set_through_member() {
         .unwrap();
     assert_eq!(n.to_value()["result"]["ext"]["seller"]["k"], 1);
 }
+
+#[test]
+fn wholesale_scope_and_event_id_are_checked() {
+    let base = || {
+        WholesaleFeedBuilder::new(&registration(), WholesaleEventType::ProductRemoved, FIRED_AT)
+            .account_id("acc_1")
+            .wholesale_feed_version("v2")
+            .product_payload_view("canonical")
+            .entity_id("prod_1")
+            .created_at(FIRED_AT)
+            .payload(json!({"product_id": "prod_1", "applies_to": {"scope": "account"}}))
+    };
+    let err = base()
+        .cache_scope("public")
+        .event_id("019539a0-0000-7000-8000-000000000001")
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BuildError::Invalid {
+                member: "cache_scope",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = base().cache_scope("account").event_id("evt_1").build().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BuildError::Invalid {
+                member: "event.event_id",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let n = base()
+        .cache_scope("account")
+        .event_id("019539a0-0000-7000-8000-000000000001")
+        .build()
+        .unwrap();
+    assert_eq!(n.notification_id(), Some("019539a0-0000-7000-8000-000000000001"));
+}
