@@ -235,9 +235,20 @@ pub struct GatewayConfig {
     /// [`sellers`](Self::sellers).
     pub hmac_sender: Option<String>,
     /// Bound on one upstream attempt (`upstream_timeout = 10`, seconds).
-    /// Default 10 s.
+    /// Default 10 s. In request mode it bounds the upstream's answer up to
+    /// its response head, and a body of known length (`Content-Length`,
+    /// not an event stream) with it; a streamed body (`text/event-stream`,
+    /// or no `Content-Length`: chunked) is relayed as long as it lasts,
+    /// bounded only by [`upstream_idle_timeout`](Self::upstream_idle_timeout).
     #[serde(with = "seconds")]
     pub upstream_timeout: Duration,
+    /// Request mode: the longest silence between two chunks of a streamed
+    /// upstream answer before the gateway cuts it (the client sees the
+    /// body end in an error) (`upstream_idle_timeout = 300`, seconds).
+    /// Default `0`: off, as MCP event streams may stay quiet for long.
+    /// Refused in webhook mode unless `0`.
+    #[serde(with = "seconds")]
+    pub upstream_idle_timeout: Duration,
     /// Largest webhook body accepted, in bytes
     /// (`max_body_bytes = 1048576`). Default 1 MiB.
     pub max_body_bytes: usize,
@@ -320,6 +331,7 @@ impl Default for GatewayConfig {
             hmac_secret: None,
             hmac_sender: None,
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            upstream_idle_timeout: Duration::ZERO,
             max_body_bytes: adcp_webhook::DEFAULT_MAX_BODY_BYTES,
             store_timeout: DEFAULT_STORE_TIMEOUT,
             claim_lease: DEFAULT_CLAIM_LEASE,
@@ -365,6 +377,7 @@ impl std::fmt::Debug for GatewayConfig {
             .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<redacted>"))
             .field("hmac_sender", &self.hmac_sender)
             .field("upstream_timeout", &self.upstream_timeout)
+            .field("upstream_idle_timeout", &self.upstream_idle_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("store_timeout", &self.store_timeout)
             .field("claim_lease", &self.claim_lease)
@@ -409,6 +422,7 @@ mod env {
     pub(super) const HMAC_SECRET_FILE: &str = "ADCP_GATEWAY_HMAC_SECRET_FILE";
     pub(super) const HMAC_SENDER: &str = "ADCP_GATEWAY_HMAC_SENDER";
     pub(super) const UPSTREAM_TIMEOUT: &str = "ADCP_GATEWAY_UPSTREAM_TIMEOUT";
+    pub(super) const UPSTREAM_IDLE_TIMEOUT: &str = "ADCP_GATEWAY_UPSTREAM_IDLE_TIMEOUT";
     pub(super) const MAX_BODY_BYTES: &str = "ADCP_GATEWAY_MAX_BODY_BYTES";
     pub(super) const STORE_TIMEOUT: &str = "ADCP_GATEWAY_STORE_TIMEOUT";
     pub(super) const CLAIM_LEASE: &str = "ADCP_GATEWAY_CLAIM_LEASE";
@@ -646,6 +660,7 @@ impl GatewayConfig {
         }
         for (name, field) in [
             (env::UPSTREAM_TIMEOUT, &mut self.upstream_timeout),
+            (env::UPSTREAM_IDLE_TIMEOUT, &mut self.upstream_idle_timeout),
             (env::STORE_TIMEOUT, &mut self.store_timeout),
             (env::CLAIM_LEASE, &mut self.claim_lease),
             (env::DEDUP_WINDOW, &mut self.dedup_window),
@@ -890,6 +905,7 @@ impl GatewayConfig {
                 ("--request-profile", self.request_profile.is_some()),
                 ("--credential-header", self.credential_header.is_some()),
                 ("--agent-brand-json", !self.agent_brand_json.is_empty()),
+                ("--upstream-idle-timeout", !self.upstream_idle_timeout.is_zero()),
             ];
             if let Some((setting, _)) = request_only.into_iter().find(|(_, set)| *set) {
                 return Err(ConfigError::RequestModeOnly { setting });

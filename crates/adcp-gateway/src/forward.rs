@@ -35,6 +35,18 @@ fn header_safe(value: &str) -> bool {
 /// An HTTP client (public web PKI roots for `https`, no proxy, no
 /// redirects) giving up after `timeout`.
 pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, GatewayError> {
+    client(timeout, Some(timeout))
+}
+
+/// An HTTP client as [`http_client`] giving up on a connection after
+/// `connect_timeout`, with no bound on the whole exchange: the caller
+/// bounds each wait itself (request mode's proxy, whose streamed answers
+/// last as long as they last).
+pub(crate) fn streaming_http_client(connect_timeout: Duration) -> Result<reqwest::Client, GatewayError> {
+    client(connect_timeout, None)
+}
+
+fn client(connect_timeout: Duration, timeout: Option<Duration>) -> Result<reqwest::Client, GatewayError> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
@@ -43,14 +55,15 @@ pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, GatewayE
         .map_err(|e| GatewayError::Tls(Box::new(e)))?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .use_preconfigured_tls(tls)
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(timeout)
-        .timeout(timeout)
-        .build()
-        .map_err(|e| GatewayError::HttpClient(Box::new(e)))
+        .connect_timeout(connect_timeout);
+    if let Some(timeout) = timeout {
+        builder = builder.timeout(timeout);
+    }
+    builder.build().map_err(|e| GatewayError::HttpClient(Box::new(e)))
 }
 
 /// The HTTP client that posts events upstream.

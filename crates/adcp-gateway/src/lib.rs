@@ -23,7 +23,8 @@
 //!
 //! Every wait is bounded: the store's operations
 //! ([`GatewayConfig::store_timeout`]), the upstream
-//! ([`GatewayConfig::upstream_timeout`]), a request's headers
+//! ([`GatewayConfig::upstream_timeout`]; in request mode a streamed answer
+//! is the exception, below), a request's headers
 //! ([`GatewayConfig::header_timeout`], the connection is closed) and body
 //! ([`GatewayConfig::body_timeout`], `408`); past
 //! [`GatewayConfig::max_concurrency`] webhooks in flight, a request is
@@ -52,6 +53,19 @@
 //! decide, and one without it to a `required_for` operation is refused
 //! (`401 request_signature_required`). Refusals are the verifier's
 //! answers; nothing refused is forwarded.
+//!
+//! In front of an MCP server (Streamable HTTP), a bodyless `GET` (the
+//! server-to-client event stream) or `DELETE` (the end of a session) on
+//! the MCP endpoint (a path whose binding is JSON-RPC) carries no AdCP
+//! operation and is forwarded without verification, marked `unsigned` and
+//! never with identity headers; with a body it is refused (`400
+//! body_not_allowed`); any other method but `POST` is `405`. Upstream
+//! answers are relayed as they arrive: the head within
+//! [`GatewayConfig::upstream_timeout`], a streamed body
+//! (`text/event-stream`, or no `Content-Length`) as long as it lasts,
+//! bounded only by [`GatewayConfig::upstream_idle_timeout`] (off by
+//! default), and dropped upstream when the client goes away or the server
+//! shuts down.
 //!
 //! A request-mode gateway verifies under one request-signing profile,
 //! AdCP 3.2 by default or the 3.0/3.1 one for buyers still on it

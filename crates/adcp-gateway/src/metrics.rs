@@ -56,6 +56,91 @@ impl UpstreamFailure {
     }
 }
 
+/// How the relay of one upstream answer's body to the client ended
+/// (request mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RelayEnd {
+    /// The upstream's body ended and was passed on whole.
+    Complete,
+    /// The client went away (connection closed, stream reset); the
+    /// upstream request was dropped with it.
+    ClientGone,
+    /// A streamed body was quiet longer than the idle timeout.
+    IdleTimeout,
+    /// A body of known length was not done within the upstream timeout.
+    Timeout,
+    /// The upstream's body failed (connection reset, malformed framing).
+    UpstreamError,
+    /// The server shut down under an open stream.
+    Shutdown,
+}
+
+impl RelayEnd {
+    /// Every end, in the exposition's order.
+    const ALL: [Self; 6] = [
+        Self::Complete,
+        Self::ClientGone,
+        Self::IdleTimeout,
+        Self::Timeout,
+        Self::UpstreamError,
+        Self::Shutdown,
+    ];
+
+    /// The `end` label.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::ClientGone => "client_gone",
+            Self::IdleTimeout => "idle_timeout",
+            Self::Timeout => "timeout",
+            Self::UpstreamError => "upstream_error",
+            Self::Shutdown => "shutdown",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Self::Complete => 0,
+            Self::ClientGone => 1,
+            Self::IdleTimeout => 2,
+            Self::Timeout => 3,
+            Self::UpstreamError => 4,
+            Self::Shutdown => 5,
+        }
+    }
+}
+
+/// Request mode's relays of upstream answers: the streams open now and how
+/// the finished relays ended. Shared with the proxy's relay tasks.
+#[derive(Debug, Default)]
+pub(crate) struct RelayCounters {
+    open_streams: AtomicU64,
+    ended: [AtomicU64; RelayEnd::ALL.len()],
+}
+
+impl RelayCounters {
+    /// One streamed answer starts being relayed; the guard counts it
+    /// closed when dropped.
+    pub(crate) fn stream_opened(self: &Arc<Self>) -> OpenStream {
+        self.open_streams.fetch_add(1, Ordering::Relaxed);
+        OpenStream(Arc::clone(self))
+    }
+
+    /// One relay ended so.
+    pub(crate) fn ended(&self, end: RelayEnd) {
+        self.ended[end.index()].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A streamed answer being relayed ([`RelayCounters::stream_opened`]).
+pub(crate) struct OpenStream(Arc<RelayCounters>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// The gateway's own counters (the receiver keeps the per-outcome ones:
 /// [`Gateway::receiver`](crate::Gateway::receiver)), and the Prometheus
 /// exposition of both that `GET /metrics` serves.
@@ -72,6 +157,7 @@ pub struct GatewayMetrics {
     reloads_ok: AtomicU64,
     reloads_failed: AtomicU64,
     jwks_uri_changes: JwksUriChanges,
+    relays: Arc<RelayCounters>,
 }
 
 impl GatewayMetrics {
@@ -81,6 +167,31 @@ impl GatewayMetrics {
             jwks_uri_changes,
             ..Self::default()
         }
+    }
+
+    /// Request mode's relay counters, for the proxy.
+    pub(crate) fn relays(&self) -> Arc<RelayCounters> {
+        Arc::clone(&self.relays)
+    }
+
+    /// Request mode: streamed upstream answers (`text/event-stream`, or
+    /// bodies without `Content-Length`) being relayed now
+    /// (`adcp_gateway_streams_open`).
+    #[must_use]
+    pub fn streams_open(&self) -> u64 {
+        self.relays.open_streams.load(Ordering::Relaxed)
+    }
+
+    /// Request mode: upstream answer bodies relayed so far, by how the
+    /// relay ended (`adcp_gateway_relays_total{end}`): `complete`,
+    /// `client_gone`, `idle_timeout`, `timeout`, `upstream_error`,
+    /// `shutdown`.
+    #[must_use]
+    pub fn relays_ended(&self) -> BTreeMap<&'static str, u64> {
+        RelayEnd::ALL
+            .iter()
+            .map(|end| (end.label(), self.relays.ended[end.index()].load(Ordering::Relaxed)))
+            .collect()
     }
 
     /// One event forwarded and acknowledged `2xx` by the upstream.
@@ -219,7 +330,7 @@ impl GatewayMetrics {
         for label in ["verified", "unsigned", "failed"] {
             counts.entry(label).or_insert(0);
         }
-        out.push_str("# HELP adcp_gateway_requests_total Signed-request mode: requests by outcome: verified, unsigned or failed (forwarded), or the refusal code.\n");
+        out.push_str("# HELP adcp_gateway_requests_total Signed-request mode: requests by outcome: verified, unsigned or failed (forwarded), unsigned_get or unsigned_delete (forwarded without verification), or the refusal code.\n");
         out.push_str("# TYPE adcp_gateway_requests_total counter\n");
         for (label, count) in &counts {
             let _ = writeln!(
@@ -227,6 +338,14 @@ impl GatewayMetrics {
                 "adcp_gateway_requests_total{{outcome=\"{}\"}} {count}",
                 escape(label)
             );
+        }
+        out.push_str("# HELP adcp_gateway_streams_open Signed-request mode: streamed upstream answers (text/event-stream, or no Content-Length) being relayed now.\n");
+        out.push_str("# TYPE adcp_gateway_streams_open gauge\n");
+        let _ = writeln!(out, "adcp_gateway_streams_open {}", self.streams_open());
+        out.push_str("# HELP adcp_gateway_relays_total Signed-request mode: upstream answer bodies relayed, by how the relay ended.\n");
+        out.push_str("# TYPE adcp_gateway_relays_total counter\n");
+        for (end, count) in self.relays_ended() {
+            let _ = writeln!(out, "adcp_gateway_relays_total{{end=\"{end}\"}} {count}");
         }
         self.render_common(&mut out, "Requests forwarded upstream and answered (any status).");
         out

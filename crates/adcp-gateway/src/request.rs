@@ -11,16 +11,27 @@
 //! headers, for the seller's own authenticator to decide. Identity headers
 //! ([`VERIFIED_AGENT`], [`VERIFIED_KEYID`]) travel only with a verified
 //! signature (`X-Adcp-Signature: verified`).
+//!
+//! MCP Streamable HTTP: a bodyless `GET` (the server-to-client event
+//! stream) or `DELETE` (the end of a session) on the MCP endpoint carries
+//! no AdCP operation and is forwarded without verification, marked
+//! `unsigned` ([`Marking::UNVERIFIED`]). Upstream answers are relayed as
+//! they arrive ([`Relay`]): the head within the upstream timeout, a body
+//! of known length too; a streamed body (`text/event-stream`, or no
+//! `Content-Length`) as long as it lasts, bounded only by the idle timeout
+//! if one is set, and cut when the client goes away (the upstream request
+//! is dropped, its connection closed) or the server shuts down.
 
-use crate::forward::{http_client, VERIFIED_AGENT, VERIFIED_KEYID};
-use crate::metrics::UpstreamFailure;
+use crate::forward::{streaming_http_client, VERIFIED_AGENT, VERIFIED_KEYID};
+use crate::metrics::{RelayCounters, RelayEnd, UpstreamFailure};
 use crate::GatewayError;
 use adcp_request::{Authenticator, AuthenticatorFuture, FallbackCredential, RequestAuth, ResolvedRequest};
 use adcp_verify::request_policy::{AuthSource, Binding, VerifierCapability};
-use adcp_verify::{ErrorCode, Profile, ReplayStore};
+use adcp_verify::{ErrorCode, Profile, ReplayStore, VerifiedSigner};
 use axum::body::{Body, Bytes};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::request::Parts;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -169,20 +180,71 @@ fn relayed_headers(received: &HeaderMap) -> HeaderMap {
     headers
 }
 
+/// How a forwarded request is marked upstream: its [`SIGNATURE_STATE`]
+/// and, for a verified signature only, the signer behind the identity
+/// headers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Marking<'a> {
+    state: &'static str,
+    signer: Option<&'a VerifiedSigner>,
+}
+
+impl<'a> Marking<'a> {
+    /// A request the verifier accepted, as its outcome says.
+    pub(crate) fn of(auth: &'a RequestAuth) -> Self {
+        Self {
+            state: signature_state(auth),
+            signer: auth.signer(),
+        }
+    }
+
+    /// A request forwarded without verification (MCP's bodyless `GET` and
+    /// `DELETE`): `unsigned`, never an identity, whatever headers it
+    /// carries.
+    pub(crate) const UNVERIFIED: Marking<'static> = Marking {
+        state: "unsigned",
+        signer: None,
+    };
+}
+
+/// The server a request arrived through: its accept loop drops the sender
+/// when it shuts down, which ends the relay of the streamed answers it
+/// still carries ([`Gateway::serve`](crate::Gateway::serve) inserts it in
+/// every request's extensions; a gateway served through
+/// [`Gateway::router`](crate::Gateway::router) by a server of one's own
+/// has none, and that server's graceful shutdown waits for open streams).
+#[derive(Debug, Clone)]
+pub(crate) struct StreamsStop(pub(crate) tokio::sync::watch::Receiver<()>);
+
 /// The HTTP client that proxies requests to the seller's server.
 #[derive(Debug, Clone)]
 pub(crate) struct Proxy {
     base: url::Url,
     client: reqwest::Client,
+    /// Bound on the upstream's answer up to its head, and on a body of
+    /// known length.
+    timeout: Duration,
+    /// Bound on the silence between two chunks of a streamed body.
+    idle_timeout: Option<Duration>,
+    relays: Arc<RelayCounters>,
 }
 
 impl Proxy {
-    /// A client for `base`, giving up after `timeout` (connect, answer
-    /// and the whole response body).
-    pub(crate) fn new(base: url::Url, timeout: Duration) -> Result<Self, GatewayError> {
+    /// A client for `base`: connecting and the answer's head bounded by
+    /// `timeout`, a body of known length too; a streamed body by
+    /// `idle_timeout` between chunks, if any. `relays` counts the relays.
+    pub(crate) fn new(
+        base: url::Url,
+        timeout: Duration,
+        idle_timeout: Option<Duration>,
+        relays: Arc<RelayCounters>,
+    ) -> Result<Self, GatewayError> {
         Ok(Self {
             base,
-            client: http_client(timeout)?,
+            client: streaming_http_client(timeout)?,
+            timeout,
+            idle_timeout,
+            relays,
         })
     }
 
@@ -196,64 +258,179 @@ impl Proxy {
         url
     }
 
-    /// Sends the request upstream: same method, the raw body, the client's
-    /// headers ([`forwarded_headers`]) and the gateway's marking. The
-    /// upstream's status, headers (without hop-by-hop ones) and body,
-    /// streamed as it arrives, make the response.
+    /// Sends the request upstream: same method, the raw body (`None`: no
+    /// body at all), the client's headers ([`forwarded_headers`]) and the
+    /// gateway's marking. The upstream's status and headers (without
+    /// hop-by-hop ones) make the response once its head has arrived
+    /// (within the timeout); its body is relayed as it arrives by a task
+    /// of its own ([`Relay`]), which ends when the body does, when the
+    /// client goes away (the upstream request is then dropped, its
+    /// connection closed), on a timeout, or when `stop` says the server
+    /// is shutting down.
     pub(crate) async fn forward(
         &self,
         parts: &Parts,
-        body: Bytes,
-        auth: &RequestAuth,
+        body: Option<Bytes>,
+        marking: Marking<'_>,
+        stop: Option<StreamsStop>,
     ) -> Result<http::Response<Body>, UpstreamFailure> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
         let mut headers = forwarded_headers(&parts.headers);
-        headers.insert(SIGNATURE_STATE, HeaderValue::from_static(signature_state(auth)));
-        if let Some(signer) = auth.signer() {
+        headers.insert(SIGNATURE_STATE, HeaderValue::from_static(marking.state));
+        if let Some(signer) = marking.signer {
             for (name, value) in [(VERIFIED_AGENT, &signer.agent_url), (VERIFIED_KEYID, &signer.keyid)] {
                 if let Ok(value) = HeaderValue::from_str(value) {
                     headers.insert(name, value);
                 }
             }
         }
-        let request = self
+        let mut request = self
             .client
             .request(parts.method.clone(), self.target(parts))
-            .headers(headers)
-            .body(body);
-        let mut upstream = match request.send().await {
-            Ok(response) => response,
-            Err(e) if e.is_timeout() => return Err(UpstreamFailure::Timeout),
-            Err(_) => return Err(UpstreamFailure::Connect),
+            .headers(headers);
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let upstream = match tokio::time::timeout_at(deadline, request.send()).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) if !e.is_timeout() => return Err(UpstreamFailure::Connect),
+            Ok(Err(_)) | Err(_) => return Err(UpstreamFailure::Timeout),
         };
         let mut response = http::Response::new(Body::empty());
         *response.status_mut() = upstream.status();
         *response.headers_mut() = relayed_headers(upstream.headers());
-        // Streamed: each chunk is passed on as it arrives (an SSE answer
-        // included), bounded in time by the upstream timeout.
-        let (tx, rx) = tokio::sync::mpsc::channel(8);
-        tokio::spawn(async move {
-            loop {
-                match upstream.chunk().await {
-                    Ok(Some(chunk)) => {
-                        if tx.send(Ok(chunk)).await.is_err() {
-                            break;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        let _ = tx.send(Err(axum::Error::new(e))).await;
-                        break;
-                    }
-                }
-            }
-        });
-        *response.body_mut() = Body::new(ChannelBody(rx));
+        if upstream.content_length() == Some(0) {
+            // Nothing to relay (a `202` to a notification, the `200` of a
+            // session's DELETE): the answer is complete with its head.
+            self.relays.ended(RelayEnd::Complete);
+            return Ok(response);
+        }
+        let streamed = is_streamed(upstream.headers());
+        let (tx, rx) = tokio::sync::mpsc::channel(RELAY_CHUNKS);
+        let cut = Arc::new(AtomicBool::new(false));
+        let relay = Relay {
+            deadline: (!streamed).then_some(deadline),
+            idle_timeout: if streamed { self.idle_timeout } else { None },
+            stop: stop.map(|s| s.0),
+            relays: Arc::clone(&self.relays),
+            cut: Arc::clone(&cut),
+            streamed,
+        };
+        tokio::spawn(relay.run(upstream, tx));
+        *response.body_mut() = Body::new(ChannelBody { rx, cut, done: false });
         Ok(response)
     }
 }
 
-/// A response body fed by the task reading the upstream's.
-struct ChannelBody(tokio::sync::mpsc::Receiver<Result<Bytes, axum::Error>>);
+/// Chunks a relay may hold for a client that reads slower than the
+/// upstream writes (each at most what one read of the upstream gave).
+const RELAY_CHUNKS: usize = 8;
+
+/// Whether an upstream answer is streamed: an event stream, or a body
+/// without `Content-Length` (chunked in HTTP/1.1, unframed in HTTP/2).
+fn is_streamed(headers: &HeaderMap) -> bool {
+    let event_stream = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("text/event-stream"));
+    event_stream || !headers.contains_key(header::CONTENT_LENGTH)
+}
+
+/// The task passing one upstream answer's body on to the client.
+struct Relay {
+    /// A body of known length must be done by then.
+    deadline: Option<tokio::time::Instant>,
+    /// A streamed body may be quiet at most this long between chunks.
+    idle_timeout: Option<Duration>,
+    /// Dropped by the accept loop when the server shuts down.
+    stop: Option<tokio::sync::watch::Receiver<()>>,
+    relays: Arc<RelayCounters>,
+    /// Set when the relay is cut, so the client's body ends in an error
+    /// rather than looking complete.
+    cut: Arc<AtomicBool>,
+    streamed: bool,
+}
+
+impl Relay {
+    async fn run(self, mut upstream: reqwest::Response, tx: tokio::sync::mpsc::Sender<Bytes>) {
+        let Self {
+            deadline,
+            idle_timeout,
+            mut stop,
+            relays,
+            cut,
+            streamed,
+        } = self;
+        let _open = streamed.then(|| relays.stream_opened());
+        let end = loop {
+            // The client's going away is noticed while the upstream is
+            // quiet too (a stream may say nothing for minutes).
+            let chunk = tokio::select! {
+                biased;
+                () = tx.closed() => break RelayEnd::ClientGone,
+                () = stopped(stop.as_mut()) => break RelayEnd::Shutdown,
+                chunk = next_chunk(&mut upstream, deadline, idle_timeout) => chunk,
+            };
+            let bytes = match chunk {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => break RelayEnd::Complete,
+                Err(end) => break end,
+            };
+            tokio::select! {
+                biased;
+                sent = tx.send(bytes) => if sent.is_err() {
+                    break RelayEnd::ClientGone;
+                },
+                () = stopped(stop.as_mut()) => break RelayEnd::Shutdown,
+            }
+        };
+        if !matches!(end, RelayEnd::Complete | RelayEnd::ClientGone) {
+            cut.store(true, Ordering::Release);
+        }
+        // The upstream answer is dropped here: its connection is closed
+        // unless the body was read to its end.
+        drop(tx);
+        drop(upstream);
+        relays.ended(end);
+    }
+}
+
+/// The upstream body's next chunk (`None` at its end), within the
+/// deadline or the idle timeout.
+async fn next_chunk(
+    upstream: &mut reqwest::Response,
+    deadline: Option<tokio::time::Instant>,
+    idle_timeout: Option<Duration>,
+) -> Result<Option<Bytes>, RelayEnd> {
+    let chunk = match (deadline, idle_timeout) {
+        (Some(at), _) => tokio::time::timeout_at(at, upstream.chunk())
+            .await
+            .map_err(|_| RelayEnd::Timeout)?,
+        (None, Some(idle)) => tokio::time::timeout(idle, upstream.chunk())
+            .await
+            .map_err(|_| RelayEnd::IdleTimeout)?,
+        (None, None) => upstream.chunk().await,
+    };
+    chunk.map_err(|_| RelayEnd::UpstreamError)
+}
+
+/// Returns when the server shuts down (never without a server's signal).
+async fn stopped(stop: Option<&mut tokio::sync::watch::Receiver<()>>) {
+    match stop {
+        // Nothing is ever sent: `changed` fails once the sender is dropped.
+        Some(stop) => while stop.changed().await.is_ok() {},
+        None => std::future::pending().await,
+    }
+}
+
+/// A response body fed by the task reading the upstream's; it ends in an
+/// error when the relay was cut.
+struct ChannelBody {
+    rx: tokio::sync::mpsc::Receiver<Bytes>,
+    cut: Arc<AtomicBool>,
+    done: bool,
+}
 
 impl http_body::Body for ChannelBody {
     type Data = Bytes;
@@ -263,9 +440,24 @@ impl http_body::Body for ChannelBody {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
-        self.0
-            .poll_recv(cx)
-            .map(|chunk| chunk.map(|chunk| chunk.map(http_body::Frame::data)))
+        if self.done {
+            return std::task::Poll::Ready(None);
+        }
+        match std::task::ready!(self.rx.poll_recv(cx)) {
+            Some(chunk) => std::task::Poll::Ready(Some(Ok(http_body::Frame::data(chunk)))),
+            None => {
+                self.done = true;
+                if self.cut.load(Ordering::Acquire) {
+                    std::task::Poll::Ready(Some(Err(axum::Error::new("the upstream answer was cut"))))
+                } else {
+                    std::task::Poll::Ready(None)
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
     }
 }
 

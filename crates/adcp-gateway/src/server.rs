@@ -53,7 +53,17 @@ pub struct GatewayOptions {
     /// Where verified, first-seen events are posted.
     pub upstream: url::Url,
     /// Bound on one upstream attempt (connect and answer). Default 10 s.
+    /// In request mode: up to the upstream's response head, and a body of
+    /// known length (`Content-Length`, not `text/event-stream`) with it; a
+    /// streamed body (`text/event-stream`, or no `Content-Length`) is
+    /// relayed as long as it lasts (see [`Self::upstream_idle_timeout`]).
     pub upstream_timeout: Duration,
+    /// Request mode: the longest silence between two chunks of a streamed
+    /// upstream answer; past it the relay is cut (the client sees the body
+    /// end in an error, the upstream connection is closed). Default
+    /// `None`: no bound, as an MCP event stream may stay quiet for long.
+    /// Not used in webhook mode.
+    pub upstream_idle_timeout: Option<Duration>,
     /// The URL the seller was given, when the gateway sits behind a proxy
     /// or TLS terminator: its scheme is the signed target's, and the
     /// authority a request arrives for (`Host` / `:authority`, which the
@@ -151,6 +161,7 @@ impl std::fmt::Debug for GatewayOptions {
         f.debug_struct("GatewayOptions")
             .field("upstream", &self.upstream.as_str())
             .field("upstream_timeout", &self.upstream_timeout)
+            .field("upstream_idle_timeout", &self.upstream_idle_timeout)
             .field("public_url", &self.public_url.as_ref().map(url::Url::as_str))
             .field("accept_hosts", &self.accept_hosts)
             .field("tls", &self.tls)
@@ -178,6 +189,7 @@ impl GatewayOptions {
         Self {
             upstream,
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            upstream_idle_timeout: None,
             public_url: None,
             accept_hosts: Vec::new(),
             tls: None,
@@ -235,6 +247,10 @@ struct Shared {
 /// What request mode serves with (its verifier is in [`Verifying`]).
 struct RequestState {
     proxy: Proxy,
+    /// The configured binding; `None`: inferred from each request's path.
+    /// Where it is JSON-RPC (the MCP endpoint), a bodyless `GET` or
+    /// `DELETE` is forwarded without verification.
+    binding: Option<adcp_request::Binding>,
     /// Per-outcome counters (`verified`, `unsigned`, `failed`, or the
     /// refusal code).
     outcomes: adcp_webhook::Metrics,
@@ -312,6 +328,13 @@ impl Gateway {
         if options.header_timeout.is_zero() || options.body_timeout.is_zero() {
             return Err(ConfigError::ZeroRequestTimeout.into());
         }
+        if options.upstream_idle_timeout.is_some_and(|t| t.is_zero()) {
+            // `None` is no bound; zero would cut every stream at once.
+            return Err(ConfigError::ZeroDuration {
+                setting: "upstream-idle-timeout",
+            }
+            .into());
+        }
         // One receiver per verification mode: the configured one for every
         // URL, and one per legacy registration for deliveries to its URL
         // (its credential, its seller). They share keys, store and
@@ -335,9 +358,16 @@ impl Gateway {
             request: options.request.clone(),
         };
         let verifying = build.verifying(&policy)?;
+        let metrics = GatewayMetrics::with_jwks_uri_changes(options.jwks_uri_changes);
         let request = match &options.request {
-            Some(_) => Some(RequestState {
-                proxy: Proxy::new(options.upstream.clone(), options.upstream_timeout)?,
+            Some(request) => Some(RequestState {
+                proxy: Proxy::new(
+                    options.upstream.clone(),
+                    options.upstream_timeout,
+                    options.upstream_idle_timeout,
+                    metrics.relays(),
+                )?,
+                binding: request.binding,
                 outcomes: adcp_webhook::Metrics::default(),
             }),
             None => None,
@@ -353,7 +383,7 @@ impl Gateway {
                 upstream,
                 target,
                 tls: options.tls,
-                metrics: GatewayMetrics::with_jwks_uri_changes(options.jwks_uri_changes),
+                metrics,
                 access_log: options.access_log,
                 header_timeout: options.header_timeout,
                 body_timeout: options.body_timeout,
@@ -477,7 +507,13 @@ impl Gateway {
             None => None,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let app = self.router();
+        // Request mode's streamed answers end when this server stops (the
+        // sender is dropped then), or its graceful shutdown would wait for
+        // event streams that may never end.
+        let (stop_streams, streams_stopped) = tokio::sync::watch::channel(());
+        let app = self
+            .router()
+            .layer(axum::Extension(crate::request::StreamsStop(streams_stopped)));
         let header_timeout = self.state.header_timeout;
         // The purge runs as long as the server: stopped (its sender
         // dropped) once the last in-flight request has been answered.
@@ -487,7 +523,7 @@ impl Gateway {
         });
         let gateway = self.clone();
         let task = tokio::spawn(async move {
-            let served = serve_connections(listener, tls, app, header_timeout, stopped).await;
+            let served = serve_connections(listener, tls, app, header_timeout, stopped, stop_streams).await;
             // Deliveries whose sender hung up are still recorded.
             gateway.settled().await;
             if let Some((stop_purge, purging)) = purge {
@@ -507,7 +543,8 @@ impl Gateway {
 
 /// The accept loop: one connection task per client (HTTP/1.1 with a
 /// header read timeout, or h2c; over TLS when `tls` is given); on
-/// `stopped`, stop accepting, let every connection finish its request in
+/// `stopped`, stop accepting, end the streamed answers still relayed
+/// (dropping `stop_streams`), let every connection finish its request in
 /// flight, and return.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
@@ -515,6 +552,7 @@ async fn serve_connections(
     app: Router,
     header_timeout: Duration,
     mut stopped: tokio::sync::oneshot::Receiver<()>,
+    stop_streams: tokio::sync::watch::Sender<()>,
 ) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // HTTP/1.1, and HTTP/2 with prior knowledge (h2c), as `axum::serve`
@@ -572,6 +610,7 @@ async fn serve_connections(
         });
     }
     drop(listener);
+    drop(stop_streams);
     graceful.shutdown().await;
     Ok(())
 }
@@ -892,17 +931,27 @@ async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestV
         log(state, &response, outcome, elapsed, event);
         response
     };
-    if request.method() != Method::POST {
-        return finish(
-            closing(error_response(
-                StatusCode::METHOD_NOT_ALLOWED,
-                answer::REQUEST_METHOD_NOT_ALLOWED,
+    // Every POST is verified. On the MCP endpoint (JSON-RPC binding), a
+    // GET (the server-to-client event stream) or DELETE (the end of a
+    // session) carries no AdCP operation: forwarded unverified, if
+    // bodyless. Any other method is refused.
+    let unverified = match *request.method() {
+        Method::POST => None,
+        Method::GET if mode.is_json_rpc(request.uri().path()) => Some("unsigned_get"),
+        Method::DELETE if mode.is_json_rpc(request.uri().path()) => Some("unsigned_delete"),
+        _ => {
+            return finish(
+                closing(error_response(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    answer::REQUEST_METHOD_NOT_ALLOWED,
+                    None,
+                )),
+                answer::REQUEST_METHOD_NOT_ALLOWED.0,
                 None,
-            )),
-            answer::REQUEST_METHOD_NOT_ALLOWED.0,
-            None,
-        );
-    }
+            );
+        }
+    };
+    let stop = request.extensions().get::<crate::request::StreamsStop>().cloned();
     let Ok(_permit) = Arc::clone(&state.in_flight).try_acquire_owned() else {
         state.metrics.shed();
         let response = closing(error_response(
@@ -915,6 +964,18 @@ async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestV
     let (parts, body) = request.into_parts();
     if let Err(refusal) = state.target.check_received(&parts, CodePrefix::Request) {
         return finish(closing(refusal_response(&refusal)), refusal.code_str(), None);
+    }
+    if let Some(outcome) = unverified {
+        if has_body(&parts.headers, &body) {
+            let response = closing(error_response(StatusCode::BAD_REQUEST, answer::BODY_NOT_ALLOWED, None));
+            return finish(response, answer::BODY_NOT_ALLOWED.0, None);
+        }
+        let event = Some(format!("method={:?}", parts.method.as_str()));
+        let forwarded = mode
+            .proxy
+            .forward(&parts, None, crate::request::Marking::UNVERIFIED, stop)
+            .await;
+        return relayed(state, forwarded, outcome, event, finish);
     }
     let body = DeadlineBody::new(body, state.body_timeout);
     let expired = body.expired();
@@ -943,10 +1004,26 @@ async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestV
             auth.operation().or(auth.protocol_method()).unwrap_or("-")
         ),
     });
-    match mode.proxy.forward(&parts, body, &auth).await {
+    let forwarded = mode
+        .proxy
+        .forward(&parts, Some(body), crate::request::Marking::of(&auth), stop)
+        .await;
+    relayed(state, forwarded, state_label, event, finish)
+}
+
+/// Request mode: the upstream's answer relayed under `outcome`, or the
+/// gateway's `502` / `504` when it could not be had.
+fn relayed(
+    state: &Shared,
+    forwarded: Result<Response, UpstreamFailure>,
+    outcome: &'static str,
+    event: Option<String>,
+    finish: impl FnOnce(Response, &'static str, Option<String>) -> Response,
+) -> Response {
+    match forwarded {
         Ok(response) => {
             state.metrics.forwarded();
-            finish(response, state_label, event)
+            finish(response, outcome, event)
         }
         Err(failure) => {
             state.metrics.upstream_failed(failure);
@@ -965,6 +1042,17 @@ async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestV
             finish(error_response(status, answer, None), outcome, event)
         }
     }
+}
+
+/// Whether a request has a body, or may have one: a `Content-Length`
+/// other than `0`, any `Transfer-Encoding` (HTTP/1.1 chunked), or a body
+/// not already at its end (HTTP/2 `DATA` frames).
+fn has_body(headers: &http::HeaderMap, body: &Body) -> bool {
+    let length = headers
+        .get_all(header::CONTENT_LENGTH)
+        .iter()
+        .any(|v| v.as_bytes().iter().any(|b| *b != b'0'));
+    length || headers.contains_key(header::TRANSFER_ENCODING) || !http_body::Body::is_end_stream(body)
 }
 
 /// The access log line: status, outcome, the verified identity; never
@@ -1071,6 +1159,14 @@ impl http_body::Body for DeadlineBody {
     }
 }
 
+impl RequestState {
+    /// Whether `path` is on the MCP endpoint: its binding (the configured
+    /// one, or the one inferred from the path) is JSON-RPC.
+    fn is_json_rpc(&self, path: &str) -> bool {
+        self.binding.unwrap_or_else(|| adcp_request::Binding::infer(path)) == adcp_request::Binding::JsonRpc
+    }
+}
+
 impl Shared {
     /// The receivers and verifier in force.
     fn verifying(&self) -> Arc<Verifying> {
@@ -1105,9 +1201,17 @@ mod answer {
     pub(super) type Answer = (&'static str, &'static str);
     /// Not a `POST` (`405`).
     pub(super) const METHOD_NOT_ALLOWED: Answer = ("method_not_allowed", "Webhooks are delivered with POST.");
-    /// Request mode: not a `POST` (`405`).
-    pub(super) const REQUEST_METHOD_NOT_ALLOWED: Answer =
-        ("method_not_allowed", "Signed AdCP requests are sent with POST.");
+    /// Request mode: not a `POST`, nor a `GET` / `DELETE` on the MCP
+    /// endpoint (`405`).
+    pub(super) const REQUEST_METHOD_NOT_ALLOWED: Answer = (
+        "method_not_allowed",
+        "Signed AdCP requests are sent with POST; GET and DELETE only on the MCP endpoint.",
+    );
+    /// Request mode: a `GET` or `DELETE` with a body (`400`).
+    pub(super) const BODY_NOT_ALLOWED: Answer = (
+        "body_not_allowed",
+        "GET and DELETE carry no body here; AdCP operations are sent with a POST.",
+    );
     /// Request mode: shed under load (`503`).
     pub(super) const OVERLOADED_REQUESTS: Answer = ("overloaded", "Too many requests in flight; retry later.");
     /// Request mode: the upstream could not be reached (`502`).

@@ -90,6 +90,8 @@ impl Gateway {
         gateway.mode = mode;
         gateway.legacy_sender = legacy_sender;
         gateway.upstream_timeout = config.upstream_timeout;
+        gateway.upstream_idle_timeout =
+            (!config.upstream_idle_timeout.is_zero()).then_some(config.upstream_idle_timeout);
         gateway.public_url.clone_from(&config.public_url);
         gateway.accept_hosts.clone_from(&config.accept_hosts);
         gateway.tls = resolved.tls;

@@ -212,9 +212,17 @@ pub struct GatewayArgs {
     /// --agent, else --jwks-agent].
     #[arg(long, value_name = "URL", env = "ADCP_GATEWAY_HMAC_SENDER")]
     pub hmac_sender: Option<String>,
-    /// Seconds to wait for the upstream [default: 10].
+    /// Seconds to wait for the upstream [default: 10]. In request mode:
+    /// for the answer's head, and a body of known length; a streamed
+    /// answer (`text/event-stream`, chunked) is relayed as long as it
+    /// lasts.
     #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_UPSTREAM_TIMEOUT")]
     pub upstream_timeout: Option<u64>,
+    /// Request mode: seconds a streamed upstream answer may stay quiet
+    /// between two chunks before the gateway cuts it; 0 never cuts (MCP
+    /// event streams may stay quiet for long) [default: 0].
+    #[arg(long, value_name = "SECS", env = "ADCP_GATEWAY_UPSTREAM_IDLE_TIMEOUT")]
+    pub upstream_idle_timeout: Option<u64>,
     /// Largest webhook body accepted, in bytes [default: 1048576].
     #[arg(long, value_name = "BYTES", env = "ADCP_GATEWAY_MAX_BODY_BYTES")]
     pub max_body_bytes: Option<usize>,
@@ -634,6 +642,7 @@ mod tests {
         ("hmac_secret_file", "hmac.secret"),
         ("hmac_sender", "https://s.example/mcp"),
         ("upstream_timeout", "4"),
+        ("upstream_idle_timeout", "120"),
         ("max_body_bytes", "4096"),
         ("store_timeout", "2"),
         ("claim_lease", "30"),
@@ -932,6 +941,60 @@ mod tests {
         assert_eq!(from_flags.credential_header.as_deref(), Some("x-token"));
         assert!(webhook.is_err_and(|e| e.to_string().contains("--capabilities is a request-mode setting")));
         assert!(bad_profile.is_err_and(|e| e.to_string().contains("--profile must be webhook or request")));
+    }
+
+    #[test]
+    fn the_upstream_idle_timeout_is_off_by_default_and_a_request_mode_setting() {
+        let dir = std::env::temp_dir().join(format!("adcp-gw-idle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let caps = r#"{"supported": true, "covers_content_digest": "required", "required_for": ["create_media_buy"]}"#;
+        std::fs::write(dir.join("caps.json"), caps).unwrap_or_default();
+        let file = dir.join("gateway.toml");
+        std::fs::write(
+            &file,
+            "profile = \"request\"\nupstream = \"http://127.0.0.1:1/\"\nagents = [\"https://buyer.example/\"]\ncapabilities = \"caps.json\"\nupstream_idle_timeout = 300\n",
+        )
+        .unwrap_or_default();
+        let args = GatewayArgs {
+            config: Some(file),
+            ..GatewayArgs::default()
+        };
+        let from_file = resolve(&args, None);
+        let from_flag = resolve(
+            &GatewayArgs {
+                upstream_idle_timeout: Some(0),
+                ..args.clone()
+            },
+            None,
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            from_file.unwrap_or_else(|e| unreachable!("{e}")).upstream_idle_timeout,
+            Duration::from_secs(300)
+        );
+        assert_eq!(
+            from_flag.unwrap_or_else(|e| unreachable!("{e}")).upstream_idle_timeout,
+            Duration::ZERO
+        );
+        // Webhook mode: off by default, refused when set.
+        let webhook = GatewayArgs {
+            upstream: url::Url::parse("http://127.0.0.1:2/b").ok(),
+            hmac_sender: Some("https://seller.example/mcp".into()),
+            ..GatewayArgs::default()
+        };
+        let secret = || Some(b"s3cret".to_vec());
+        let config = resolve(&webhook, secret()).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(config.upstream_idle_timeout, Duration::ZERO);
+        let refused = resolve(
+            &GatewayArgs {
+                upstream_idle_timeout: Some(60),
+                ..webhook
+            },
+            secret(),
+        );
+        assert!(refused.is_err_and(|e| e
+            .to_string()
+            .contains("--upstream-idle-timeout is a request-mode setting")));
     }
 
     #[test]

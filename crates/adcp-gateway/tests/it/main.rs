@@ -7,13 +7,17 @@
 //! through a running gateway, the two policy files of the suite, the
 //! proxy's header rules, the composition with the credential header,
 //! buyer keys discovered through the `identity.brand_json_url` chain; a
-//! 3.2 and a legacy 3.0/3.1 request profile side by side);
+//! 3.2 and a legacy 3.0/3.1 request profile side by side; MCP Streamable
+//! HTTP: event streams past the upstream timeout, unverified bodyless
+//! `GET` / `DELETE`, streams ended by the client, the idle timeout or a
+//! shutdown);
 //! the periodic purge of the store's expired rows; reloading keys and
 //! policies without a restart; a re-emission racing its first delivery.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod config;
 mod limits;
+mod mcp_streams;
 mod purge;
 mod reemission;
 mod reload;

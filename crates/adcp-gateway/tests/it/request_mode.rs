@@ -691,7 +691,11 @@ async fn another_authority_is_refused_with_the_request_code() {
     )
     .await;
     answer.check_rejected("request_target_uri_malformed", 401).unwrap();
-    let answer = send_raw(handle.local_addr(), "GET", URL, &[], b"").await;
+    // An MCP GET (forwarded unverified) for another authority too.
+    let answer = send_raw(handle.local_addr(), "GET", "https://elsewhere.example/mcp", &[], b"").await;
+    answer.check_rejected("request_target_uri_malformed", 401).unwrap();
+    // A method other than POST, GET and DELETE: not allowed.
+    let answer = send_raw(handle.local_addr(), "PUT", URL, &[], b"").await;
     assert_eq!(answer.status, 405, "{answer:?}");
     assert!(seller.seen().is_empty());
     handle.shutdown().await.unwrap();
