@@ -34,6 +34,8 @@
 //!   `token` or `operation_id` member, so those are not echoed on them.
 //!   Task envelopes (delivery reports, impairments) echo `operation_id`
 //!   (required), `token` and `subscriber_id` when registered.
+//!   `product.*` wholesale events echo the registered
+//!   `product_payload_view`.
 //! - **`idempotency_key`**: the one given with
 //!   [`idempotency_key`](AccountStatusChangedBuilder::idempotency_key)
 //!   (an outbox row rebuilt after a restart), else a fresh UUID v4 from
@@ -135,6 +137,7 @@ pub struct Registered {
     subscriber_id: Option<String>,
     token: Option<String>,
     operation_id: Option<String>,
+    product_payload_view: Option<String>,
 }
 
 impl std::fmt::Debug for Registered {
@@ -143,6 +146,7 @@ impl std::fmt::Debug for Registered {
             .field("subscriber_id", &self.subscriber_id)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("operation_id", &self.operation_id)
+            .field("product_payload_view", &self.product_payload_view)
             .finish()
     }
 }
@@ -154,8 +158,8 @@ impl Registered {
         Self::default()
     }
 
-    /// Reads `subscriber_id`, `token` and `operation_id` from a
-    /// registration object; members that are absent or not strings are
+    /// Reads `subscriber_id`, `token`, `operation_id` and
+    /// `product_payload_view` from a registration object; members that are absent or not strings are
     /// left unset. Never panics.
     #[must_use]
     pub fn from_value(registration: &Value) -> Self {
@@ -164,6 +168,7 @@ impl Registered {
             subscriber_id: text("subscriber_id"),
             token: text("token"),
             operation_id: text("operation_id"),
+            product_payload_view: text("product_payload_view"),
         }
     }
 
@@ -188,6 +193,14 @@ impl Registered {
         self
     }
 
+    /// The registered `product_payload_view` (`canonical` or `legacy`:
+    /// echoed on `product.*` wholesale events).
+    #[must_use]
+    pub fn with_product_payload_view(mut self, view: impl Into<String>) -> Self {
+        self.product_payload_view = Some(view.into());
+        self
+    }
+
     /// The registered `subscriber_id`.
     #[must_use]
     pub fn subscriber_id(&self) -> Option<&str> {
@@ -204,6 +217,12 @@ impl Registered {
     #[must_use]
     pub fn operation_id(&self) -> Option<&str> {
         self.operation_id.as_deref()
+    }
+
+    /// The registered `product_payload_view`.
+    #[must_use]
+    pub fn product_payload_view(&self) -> Option<&str> {
+        self.product_payload_view.as_deref()
     }
 }
 

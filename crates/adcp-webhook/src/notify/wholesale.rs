@@ -86,7 +86,8 @@ fn is_uuid(s: &str) -> bool {
 /// `notification_id` equals `event.event_id`. `notification_type`,
 /// `event.event_type` and `event.entity_type` follow from the
 /// [`WholesaleEventType`]; `product_payload_view` is required on
-/// `product.*` events (and refused by the schema on the others).
+/// `product.*` events (and refused by the schema on the others): the
+/// registration's, unless set.
 /// `event.event_id` must be a UUID and `cache_scope` must equal
 /// `event.payload.applies_to.scope` when the payload has one.
 /// `event.payload` is the caller's: its shape depends on the type.
@@ -147,6 +148,11 @@ impl WholesaleFeedBuilder {
                 &[]
             }
         });
+        if event_type.entity_type() == "product" {
+            if let Some(view) = registration.product_payload_view() {
+                draft.set("product_payload_view", Value::String(view.to_owned()));
+            }
+        }
         draft.set("event.event_type", Value::String(event_type.as_str().to_owned()));
         draft.set("event.entity_type", Value::String(event_type.entity_type().to_owned()));
         Self { draft }

@@ -440,6 +440,17 @@ fn wholesale_feed() {
         let n = check(&e, new, &steps, B::build);
         assert_eq!(n.notification_id(), Some("019539a0-0000-7000-8000-000000000001"));
         assert_eq!(n.to_value()["event"]["event_type"], t.as_str());
+        if t.entity_type() == "product" {
+            // The registration's view is echoed when the builder is not told one.
+            let reg = registration().with_product_payload_view("canonical");
+            let echoed = steps
+                .iter()
+                .filter(|(m, _)| *m != Some("product_payload_view"))
+                .fold(B::new(&reg, t, FIRED_AT).payload(payload.clone()), |b, (_, s)| s(b))
+                .build()
+                .unwrap();
+            assert_eq!(echoed.to_value()["product_payload_view"], "canonical");
+        }
         let no_payload = steps
             .iter()
             .fold(B::new(&registration(), t, FIRED_AT), |b, (_, s)| s(b));
