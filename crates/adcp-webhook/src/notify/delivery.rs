@@ -56,6 +56,35 @@ impl ReportType {
 /// `operation_id` (required), `token` and `subscriber_id`; `task_type` is
 /// `media_buy_delivery` and `status` defaults to `completed`. A `final`
 /// report with `next_expected_at` is refused.
+///
+/// A `reporting_webhook` registers a `token` but no `operation_id`: give
+/// the stream one with [`operation_id`](Self::operation_id).
+///
+/// ```
+/// use adcp_webhook::notify::{BuildError, DeliveryReportBuilder, Registered, ReportType};
+/// use serde_json::json;
+///
+/// let reporting_webhook = Registered::from_value(&json!({
+///     "url": "https://buyer.example/reports",
+///     "token": "rpt_tok_1",
+///     "reporting_frequency": "daily"
+/// }));
+/// let report = DeliveryReportBuilder::new(&reporting_webhook, ReportType::Scheduled, "2026-04-18T06:00:00Z")
+///     .task_id("dlv_mb_1_0003")
+///     .period_start("2026-04-17T00:00:00Z")
+///     .period_end("2026-04-18T00:00:00Z")
+///     .timezone("UTC")
+///     .media_buy_deliveries(json!([]))
+///     .sequence_number(3)
+///     .next_expected_at("2026-04-19T06:00:00Z");
+/// assert_eq!(report.clone().build().unwrap_err(), BuildError::Missing { member: "operation_id" });
+///
+/// let body = report.operation_id("op_reports_mb_1").build()?.to_value();
+/// assert_eq!(body["token"], "rpt_tok_1");
+/// assert_eq!(body["result"]["notification_type"], "scheduled");
+/// assert!(body.get("notification_id").is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct DeliveryReportBuilder {
     draft: Draft,
