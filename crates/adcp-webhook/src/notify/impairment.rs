@@ -48,7 +48,8 @@ impl ImpairmentBuilder {
                     "result.impairment.observed_at",
                 ],
                 IdRule::Equals("result.impairment.impairment_id"),
-            ),
+            )
+            .non_empty(&["result.impairment.package_ids"]),
         }
     }
 

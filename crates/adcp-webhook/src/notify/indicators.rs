@@ -49,7 +49,8 @@ impl IndicatorsChangedBuilder {
                     ],
                 ),
             )
-            .with_conditional(scoped),
+            .with_conditional(scoped)
+            .non_empty(&["changed_indicator_types"]),
         }
     }
 }

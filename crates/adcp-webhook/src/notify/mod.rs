@@ -287,6 +287,7 @@ pub(crate) struct Draft {
     invalid: Option<BuildError>,
     conditional: Option<fn(&Draft) -> &'static [&'static str]>,
     check: Option<Check>,
+    non_empty: &'static [&'static str],
 }
 
 /// A check across members of a draft.
@@ -357,6 +358,7 @@ impl Draft {
             invalid: None,
             conditional: None,
             check: None,
+            non_empty: &[],
         }
     }
 
@@ -364,6 +366,14 @@ impl Draft {
     pub(crate) fn with_check(mut self, f: Check) -> Self {
         self.check = Some(f);
         self
+    }
+
+    /// Refuses (at build) an empty array at any of `paths`: members the
+    /// schema requires to hold at least one item.
+    pub(crate) fn non_empty(self, paths: &'static [&'static str]) -> Self {
+        let mut draft = self;
+        draft.non_empty = paths;
+        draft
     }
 
     /// The notification type a plain body reports (its `event`).
@@ -464,6 +474,13 @@ impl Draft {
         let conditional = self.conditional.map_or(&[][..], |f| f(&self));
         if let Some(member) = self.required.iter().chain(conditional).find(|m| self.get(m).is_none()) {
             return Err(BuildError::Missing { member });
+        }
+        let empty = |p: &&&'static str| self.get(p).and_then(Value::as_array).is_some_and(Vec::is_empty);
+        if let Some(member) = self.non_empty.iter().find(empty) {
+            return Err(BuildError::Invalid {
+                member,
+                reason: "must hold at least one item",
+            });
         }
         if let Some(check) = self.check {
             check(&self)?;

@@ -106,6 +106,7 @@ impl ReportingStatusChangedBuilder {
                 ],
                 IdRule::Given,
             )
+            .non_empty(&["issue_ids"])
             .with_conditional(|d| match d.get("health").and_then(Value::as_str) {
                 Some("delayed" | "action_required") => &["issue_ids"],
                 _ => &[],

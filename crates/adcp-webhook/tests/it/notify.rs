@@ -884,3 +884,69 @@ fn wholesale_scope_and_event_id_are_checked() {
         .unwrap();
     assert_eq!(n.notification_id(), Some("019539a0-0000-7000-8000-000000000001"));
 }
+
+#[test]
+fn members_that_need_an_item_refuse_an_empty_array() {
+    let err = ImpairmentBuilder::new(&registration(), FIRED_AT)
+        .task_id("t_1")
+        .media_buy_id("mb_1")
+        .health("impaired")
+        .impairment_id("imp_1")
+        .resource_type("creative")
+        .resource_id("cr_1")
+        .package_ids(Vec::<String>::new())
+        .transition_to("suspended")
+        .reason_code("content_rejected")
+        .observed_at(FIRED_AT)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BuildError::Invalid {
+                member: "result.impairment.package_ids",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = ReportingStatusChangedBuilder::new(&registration(), FIRED_AT)
+        .account_id("acc_1")
+        .delivery_config_id("rdc_1")
+        .delivery_config_version(1)
+        .feed_purpose("billing")
+        .health("delayed")
+        .issue_ids(Vec::<String>::new())
+        .notification_id("rdc_1.health.1")
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BuildError::Invalid {
+                member: "issue_ids",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = IndicatorsChangedBuilder::new(&registration(), FIRED_AT)
+        .account_id("acc_1")
+        .relationship_kind("media_buy")
+        .media_buy_id("mb_1")
+        .change_kind("asserted")
+        .changed_indicator_types(Vec::<String>::new())
+        .observed_at(FIRED_AT)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BuildError::Invalid {
+                member: "changed_indicator_types",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
