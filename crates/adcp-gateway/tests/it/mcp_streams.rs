@@ -679,3 +679,39 @@ async fn the_upstream_timeout_still_bounds_the_head_and_a_body_of_known_length()
     until("the timeout counted", || metrics.relays_ended()["timeout"] == 1).await;
     handle.shutdown().await.unwrap();
 }
+
+/// The upstream gets the path with dot segments removed (`/x/../adcp/op`
+/// is `/adcp/op` there): the gateway infers the binding from that path
+/// too, so neither an unsigned POST nor a GET reaches an operation's URL
+/// as if it were on the MCP endpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dot_segments_do_not_take_a_request_off_an_operation_path() {
+    let buyer = Buyer::new();
+    let upstream = McpServer::start().await;
+    let handle = gateway(&buyer, &upstream, None).await;
+    let addr = handle.local_addr();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"notifications/initialized"}"#;
+    for path in ["/x/../adcp/create_media_buy", "/mcp/%2e%2e/adcp/create_media_buy"] {
+        let answer = exchange(
+            addr,
+            &format!(
+                "POST {path} HTTP/1.1\r\nHost: seller.example\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+        .await;
+        assert!(answer.starts_with("http/1.1 401"), "{path}: {answer}");
+        assert!(
+            answer.contains(r#"signature error="request_signature_required""#),
+            "{answer}"
+        );
+        let answer = exchange(
+            addr,
+            &format!("GET {path} HTTP/1.1\r\nHost: seller.example\r\nConnection: close\r\n\r\n"),
+        )
+        .await;
+        assert!(answer.starts_with("http/1.1 405"), "{path}: {answer}");
+    }
+    assert!(upstream.seen().is_empty(), "{:?}", upstream.seen());
+    handle.shutdown().await.unwrap();
+}

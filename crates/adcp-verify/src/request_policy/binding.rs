@@ -33,7 +33,11 @@ impl Binding {
     ///
     /// A convenience for harnesses and for servers that route exactly this
     /// way; a server with another layout passes its own binding per route.
-    /// Only the path is read, never the body.
+    /// Only the path is read, never the body: its canonical form, dot
+    /// segments removed and percent-encoded unreserved characters decoded
+    /// as `@target-uri` canonicalization does (so `/mcp/../adcp/<op>` and
+    /// `/mcp/%2e%2e/adcp/<op>` are `/adcp/<op>`, the path a proxy or a
+    /// server normalizing it routes to).
     ///
     /// ```
     /// use adcp_verify::request_policy::Binding;
@@ -42,9 +46,14 @@ impl Binding {
     /// assert_eq!(Binding::infer("https://seller.example.com/a2a/v1/message:send"), Binding::A2aHttpJson);
     /// assert_eq!(Binding::infer("https://seller.example.com/adcp/create_media_buy?x=1"), Binding::OperationPath);
     /// assert_eq!(Binding::infer("/adcp/sync_creatives"), Binding::OperationPath);
+    /// assert_eq!(Binding::infer("/mcp/../adcp/create_media_buy"), Binding::OperationPath);
     /// ```
     pub fn infer(target_uri: &str) -> Self {
-        let path = path_only(target_uri);
+        let raw = path_only(target_uri);
+        // A path that does not canonicalize is classified as received; the
+        // verifier refuses its target anyway.
+        let canonical = adcp_canon::canonicalize_received(format!("https://binding.invalid{raw}")).ok();
+        let path = canonical.as_ref().map_or(raw, |url| url.path());
         let last = path.rsplit('/').next().unwrap_or_default();
         if last == "message:send" || last == "message:stream" {
             Binding::A2aHttpJson
@@ -100,5 +109,21 @@ mod tests {
         assert_eq!(Binding::infer("https://h/message:send?adcp/"), Binding::A2aHttpJson);
         assert_eq!(Binding::infer("https://h/a2a/message:stream"), Binding::A2aHttpJson);
         assert_eq!(Binding::infer("https://h/a2a/message:sendx"), Binding::JsonRpc);
+    }
+
+    #[test]
+    fn inference_reads_the_canonical_path() {
+        for (target, binding) in [
+            ("https://h/mcp/../adcp/create_media_buy", Binding::OperationPath),
+            ("/x/./../adcp/create_media_buy", Binding::OperationPath),
+            ("/x/%2e%2e/adcp/create_media_buy", Binding::OperationPath),
+            ("/x/%2E%2E/adcp/create_media_buy", Binding::OperationPath),
+            ("/%61dcp/create_media_buy", Binding::OperationPath),
+            ("/adcp/../mcp", Binding::JsonRpc),
+            ("/a2a/x/../message:send", Binding::A2aHttpJson),
+            ("/a2a/message%3Asend", Binding::JsonRpc),
+        ] {
+            assert_eq!(Binding::infer(target), binding, "{target}");
+        }
     }
 }

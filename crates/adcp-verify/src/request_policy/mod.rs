@@ -103,7 +103,7 @@
 //!   and the dispatcher see one value. A malformed body is
 //!   `request_body_malformed` at step 0 even on a signed request.
 //! - **The binding is configuration**, never read from the body
-//!   ([`Binding::infer`] reads only the path).
+//!   ([`Binding::infer`] reads only the path, in its canonical form).
 //! - **Webhook-registration detection is broad**: any `…notification_config`
 //!   / `…notification_configs` member at any depth with a non-null
 //!   `authentication`, names compared ignoring ASCII case, `_` and `-`
