@@ -63,14 +63,9 @@ cleanup() {
 trap cleanup EXIT
 START_TIMEOUT=${START_TIMEOUT:-120}
 
-sdk_dir=${INTEROP_SDK_DIR:-$work/sdk}
-sdk_dir=$(mkdir -p "$sdk_dir" && cd "$sdk_dir" && pwd)
-echo "installing $py_mcp and $js_mcp into $sdk_dir..." >&2
-[ -x "$sdk_dir/venv/bin/python" ] || python3 -m venv "$sdk_dir/venv"
-"$sdk_dir/venv/bin/pip" install -q --disable-pip-version-check --upgrade "$py_mcp" >&2
-[ -f "$sdk_dir/package.json" ] || (cd "$sdk_dir" && npm init -y >/dev/null)
-(cd "$sdk_dir" && npm install --silent --no-audit --no-fund "$js_mcp" >&2)
-py="$sdk_dir/venv/bin/python"
+# shellcheck source=scripts/lib/sdks.sh
+. "$root/scripts/lib/sdks.sh"
+install_sdks "$py_mcp" "$js_mcp"
 py_version=$("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))')
 js_version=$(node -p 'require(process.argv[1]).version' "$sdk_dir/node_modules/@modelcontextprotocol/sdk/package.json")
 py_revisions=$("$py" -c 'from mcp.types.version import KNOWN_PROTOCOL_VERSIONS as v; print(" ".join(v))')

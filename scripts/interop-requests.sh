@@ -72,16 +72,10 @@ trap cleanup EXIT
 # Importing adcp.signing takes seconds (over 10 on a busy 2-core machine).
 START_TIMEOUT=${START_TIMEOUT:-120}
 
-# The SDKs go to a temp dir removed at exit, or to $INTEROP_SDK_DIR (kept,
-# so a re-run only checks the registries for newer matching versions).
-sdk_dir=${INTEROP_SDK_DIR:-$work/sdk}
-sdk_dir=$(mkdir -p "$sdk_dir" && cd "$sdk_dir" && pwd)
-echo "installing $py_sdk and $js_sdk into $sdk_dir..." >&2
-[ -x "$sdk_dir/venv/bin/python" ] || python3 -m venv "$sdk_dir/venv"
-"$sdk_dir/venv/bin/pip" install -q --disable-pip-version-check --upgrade "$py_sdk" >&2
-[ -f "$sdk_dir/package.json" ] || (cd "$sdk_dir" && npm init -y >/dev/null)
-(cd "$sdk_dir" && npm install --silent --no-audit --no-fund "$js_sdk" >&2)
-py="$sdk_dir/venv/bin/python"
+# The SDKs go to a temp dir removed at exit, or to $INTEROP_SDK_DIR (kept).
+# shellcheck source=scripts/lib/sdks.sh
+. "$root/scripts/lib/sdks.sh"
+install_sdks "$py_sdk" "$js_sdk"
 py_version=$("$py" -c 'import importlib.metadata as m; print(m.version("adcp"))')
 js_version=$(node -p 'require(process.argv[1]).version' "$sdk_dir/node_modules/@adcp/sdk/package.json")
 echo "Python SDK: adcp $py_version; JS SDK: @adcp/sdk $js_version"

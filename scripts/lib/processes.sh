@@ -1,4 +1,4 @@
-# Shared by scripts/bench-gateway.sh and scripts/soak.sh (sourced; needs
+# Shared by the bench, soak and interop scripts (sourced; needs
 # the caller's $work directory and pids array).
 
 # start NAME COMMAND...: runs COMMAND in the background, waits until it

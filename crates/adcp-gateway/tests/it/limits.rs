@@ -1,7 +1,7 @@
 //! Static revocation (`revoked_kids`) and the per-keyid replay cap
 //! (`replay_cap_per_keyid`) of a gateway built from a `GatewayConfig`.
 
-use crate::support::{event, http_client, TempDir, Upstream, AGENT, PATH};
+use crate::support::{event, http_client, post_signed, TempDir, Upstream, AGENT, PATH};
 use adcp_gateway::{Gateway, GatewayConfig, GatewayHandle};
 use adcp_sign::{Algorithm, HttpSigner, SignedRequest, SoftwareSigner};
 
@@ -32,15 +32,7 @@ async fn start(config: &GatewayConfig) -> GatewayHandle {
 
 /// Posts `signed`; the status and the `WWW-Authenticate` error code.
 async fn send(handle: &GatewayHandle, signed: &SignedRequest) -> (u16, Option<String>) {
-    let mut request = http_client().post(format!("{}{PATH}", handle.base_url()));
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
-    let response = request
-        .body(signed.body().unwrap().as_bytes().to_vec())
-        .send()
-        .await
-        .unwrap();
+    let response = post_signed(http_client().post(format!("{}{PATH}", handle.base_url())), signed).await;
     let code = response
         .headers()
         .get("www-authenticate")

@@ -8,7 +8,7 @@
 //! No delivery of a notification is ever forwarded unmarked after another
 //! was applied.
 
-use crate::support::{http_client, Seller, TempDir};
+use crate::support::{http_client, post_signed, Seller, TempDir};
 use adcp_gateway::{Gateway, GatewayConfig, GatewayHandle};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -110,15 +110,7 @@ async fn deliver(seller: &Seller, base: &str, payload: &serde_json::Value) -> (u
         .sign_with(&request, &adcp_sign::SignOptions::new())
         .await
         .unwrap();
-    let mut request = http_client().post(&url);
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
-    let response = request
-        .body(signed.body().unwrap().as_bytes().to_vec())
-        .send()
-        .await
-        .unwrap();
+    let response = post_signed(http_client().post(&url), &signed).await;
     let retry_after = response
         .headers()
         .get("retry-after")

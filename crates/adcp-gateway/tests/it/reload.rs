@@ -8,7 +8,7 @@
 //! from parts has nothing to reload.
 
 use crate::request_mode::{memory_store, send_raw, Seller as SellerServer};
-use crate::support::{event, http_client, Seller, TempDir, Upstream, AGENT, PATH};
+use crate::support::{event, http_client, post_signed, Seller, TempDir, Upstream, AGENT, PATH};
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use std::path::PathBuf;
@@ -49,15 +49,7 @@ fn write_toml(dir: &TempDir, upstream: &Upstream, extra: &str) -> GatewayConfig 
 async fn deliver(signer: &HttpSigner<SoftwareSigner>, base: &str, n: &str) -> (u16, Option<String>) {
     let url = format!("{base}{PATH}");
     let signed = signer.sign_webhook(&url, &event(n)).await.unwrap();
-    let mut request = http_client().post(&url);
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
-    let response = request
-        .body(signed.body().unwrap().as_bytes().to_vec())
-        .send()
-        .await
-        .unwrap();
+    let response = post_signed(http_client().post(&url), &signed).await;
     let challenge = response
         .headers()
         .get("www-authenticate")
@@ -411,15 +403,7 @@ async fn a_reload_applies_the_subscriptions_file() {
                 .sign_with(&request, &adcp_sign::SignOptions::new())
                 .await
                 .unwrap();
-            let mut request = http_client().post(url).header("host", "buyer.example");
-            for (name, value) in signed.headers() {
-                request = request.header(*name, value.as_str());
-            }
-            let response = request
-                .body(signed.body().unwrap().as_bytes().to_vec())
-                .send()
-                .await
-                .unwrap();
+            let response = post_signed(http_client().post(url).header("host", "buyer.example"), &signed).await;
             let status = response.status().as_u16();
             let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap_or_default();
             (status, body["error"].as_str().map(str::to_owned))

@@ -4,7 +4,7 @@
 //! the router embeds in a server of one's own; `run` stops on its
 //! shutdown future.
 
-use crate::support::{event, http_client, Seller, TempDir, Upstream, AGENT, PATH};
+use crate::support::{event, http_client, post_signed_with, Seller, TempDir, Upstream, AGENT, PATH};
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig, GatewayError};
 use adcp_sign::SignedRequest;
 
@@ -26,12 +26,8 @@ fn config(dir: &TempDir, seller: &Seller, upstream: &Upstream) -> GatewayConfig 
 /// Posts `signed` (with `body` instead of its own, if given) to `base`;
 /// the status and the whole `WWW-Authenticate` value.
 async fn send(base: &str, signed: &SignedRequest, body: Option<Vec<u8>>) -> (u16, Option<String>) {
-    let mut request = http_client().post(format!("{base}{PATH}"));
-    for (name, value) in signed.headers() {
-        request = request.header(*name, value.as_str());
-    }
     let body = body.unwrap_or_else(|| signed.body().unwrap().as_bytes().to_vec());
-    let response = request.body(body).send().await.unwrap();
+    let response = post_signed_with(http_client().post(format!("{base}{PATH}")), signed, body).await;
     let challenge = response
         .headers()
         .get("www-authenticate")

@@ -132,3 +132,21 @@ pub fn http_client() -> reqwest::Client {
         .build()
         .unwrap()
 }
+
+/// Sends `signed` as a `POST` to `request` (a builder with the URL and any
+/// extra headers already set): its signature headers and its own body.
+pub async fn post_signed(request: reqwest::RequestBuilder, signed: &adcp_sign::SignedRequest) -> reqwest::Response {
+    post_signed_with(request, signed, signed.body().unwrap().as_bytes().to_vec()).await
+}
+
+/// [`post_signed`] with `body` in place of the signed one (to tamper).
+pub async fn post_signed_with(
+    mut request: reqwest::RequestBuilder,
+    signed: &adcp_sign::SignedRequest,
+    body: Vec<u8>,
+) -> reqwest::Response {
+    for (name, value) in signed.headers() {
+        request = request.header(*name, value.as_str());
+    }
+    request.body(body).send().await.unwrap()
+}
