@@ -211,3 +211,50 @@ async fn two_stores_on_one_file_never_claim_one_event_twice() {
     let unique: std::collections::HashSet<_> = all.iter().cloned().collect();
     assert_eq!((all.len(), unique.len()), (300, 300));
 }
+
+/// The seller's path of docs/webhooks.md: a notification built by
+/// `adcp_webhook::notify` for a buy's registration, enqueued to the
+/// destination that registration names, is stored as its kind with its
+/// key and id (the registration's token and operation_id in the body).
+#[tokio::test]
+async fn a_notification_built_for_a_registration_is_enqueued_as_its_kind() {
+    use adcp_webhook::notify::{ImpairmentBuilder, Registered};
+    let (outbox, _) = outbox("notify", fast_retry(), None);
+    let registration_json = json!({
+        "url": "https://buyer.example/hooks/mb_1",
+        "token": "tok_8f2c1e",
+        "operation_id": "op_mb_1",
+    });
+    let registration = Registered::from_value(&registration_json);
+    let notification = ImpairmentBuilder::new(&registration, "2026-04-18T12:00:00Z")
+        .task_id("task_mb_1")
+        .media_buy_id("mb_1")
+        .health("impaired")
+        .impairment_id("imp_1")
+        .resource_type("creative")
+        .resource_id("cr_9")
+        .package_ids(["pkg_1"])
+        .transition_from("approved")
+        .transition_to("suspended")
+        .reason_code("content_rejected")
+        .observed_at("2026-04-18T11:59:30Z")
+        .build()
+        .unwrap();
+    let key = notification.idempotency_key().as_str().to_owned();
+    let done = outbox
+        .enqueue(
+            NewEvent::new(
+                notification.into_event().unwrap(),
+                OutboxDestination::from_registration(&registration_json).unwrap(),
+            )
+            .resource("media_buy:mb_1"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.idempotency_key, key);
+    let view = outbox.get(&done.id).await.unwrap().unwrap();
+    assert_eq!(view.notification_type.as_deref(), Some("impairment"));
+    assert_eq!(view.notification_id.as_deref(), Some("imp_1"));
+    assert_eq!(view.url, "https://buyer.example/hooks/mb_1");
+    assert_eq!(view.state, EventState::Pending);
+}
