@@ -61,6 +61,7 @@
 
 mod activity;
 mod breaker;
+pub mod capabilities;
 mod clock;
 mod coalesce;
 mod crypto;
