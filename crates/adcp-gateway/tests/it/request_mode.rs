@@ -720,7 +720,7 @@ async fn an_unreachable_upstream_is_a_bad_gateway() {
 // ---------------------------------------------------------------------
 // Configuration.
 
-fn request_toml(extra: &str) -> String {
+pub(crate) fn request_toml(extra: &str) -> String {
     format!(
         "profile = \"request\"\nupstream = \"http://127.0.0.1:9/\"\njwks = \"buyer-jwks.json\"\nstore = \"memory:\"\n{extra}"
     )

@@ -185,10 +185,10 @@ async fn a_legacy_and_a_3_2_gateway_side_by_side_each_verify_their_own_profile_o
     no_digest.shutdown().await.unwrap();
 }
 
+/// The request-mode settings of `request_mode`'s configuration tests, with
+/// the capabilities file.
 fn request_toml(extra: &str) -> String {
-    format!(
-        "profile = \"request\"\nupstream = \"http://127.0.0.1:9/\"\njwks = \"buyer-jwks.json\"\nstore = \"memory:\"\ncapabilities = \"caps.json\"\n{extra}"
-    )
+    crate::request_mode::request_toml(&format!("capabilities = \"caps.json\"\n{extra}"))
 }
 
 #[test]

@@ -53,31 +53,7 @@ fn response(block: Value, coalescence_window_seconds: u64) -> Value {
 }
 
 fn response_validator() -> Option<jsonschema::Validator> {
-    let dir = adcp_vectors::require_schemas_dir().unwrap()?;
-    struct Local(std::path::PathBuf);
-    impl jsonschema::Retrieve for Local {
-        fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-            let rest = uri
-                .as_str()
-                .strip_prefix("https://adcontextprotocol.org/schemas/")
-                .ok_or("not an AdCP schema")?;
-            let rest = rest.split_once('/').map_or(rest, |(_, path)| path);
-            Ok(serde_json::from_str(&std::fs::read_to_string(self.0.join(rest))?)?)
-        }
-    }
-    let mut schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("protocol/get-adcp-capabilities-response.json")).unwrap(),
-    )
-    .unwrap();
-    schema["$id"] = "https://adcontextprotocol.org/schemas/3.2.4/protocol/get-adcp-capabilities-response.json".into();
-    Some(
-        jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft7)
-            .should_validate_formats(true)
-            .with_retriever(Local(dir))
-            .build(&schema)
-            .unwrap(),
-    )
+    schema_validator("protocol/get-adcp-capabilities-response.json")
 }
 
 #[test]

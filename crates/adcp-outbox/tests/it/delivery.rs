@@ -3,7 +3,7 @@ use adcp_outbox::{
     ActivityQuery, ActivitySelector, ActivityStatus, AttemptHook, Claimed, Clock as _, EventState, HookDecision,
     ManualClock,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,34 +26,12 @@ async fn records(outbox: &adcp_outbox::Outbox, principal: &str) -> Vec<adcp_outb
         .unwrap()
 }
 
-fn schema_validator() -> Option<jsonschema::Validator> {
-    let dir = adcp_vectors::require_schemas_dir().unwrap()?;
-    struct Local(std::path::PathBuf);
-    impl jsonschema::Retrieve for Local {
-        fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-            let rest = uri
-                .as_str()
-                .strip_prefix("https://adcontextprotocol.org/schemas/")
-                .ok_or("not an AdCP schema")?;
-            let rest = rest.split_once('/').map_or(rest, |(_, path)| path);
-            Ok(serde_json::from_str(&std::fs::read_to_string(self.0.join(rest))?)?)
-        }
-    }
-    let mut schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("core/webhook-activity-record.json")).unwrap()).unwrap();
-    schema["$id"] = "https://adcontextprotocol.org/schemas/3.2.4/core/webhook-activity-record.json".into();
-    Some(
-        jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft7)
-            .should_validate_formats(true)
-            .with_retriever(Local(dir))
-            .build(&schema)
-            .unwrap(),
-    )
+fn record_validator() -> Option<jsonschema::Validator> {
+    schema_validator("core/webhook-activity-record.json")
 }
 
 fn assert_valid(records: &[adcp_outbox::ActivityRecord]) {
-    let Some(validator) = schema_validator() else { return };
+    let Some(validator) = record_validator() else { return };
     for r in records {
         let j = r.to_json();
         let errors: Vec<String> = validator.iter_errors(&j).map(|e| e.to_string()).collect();

@@ -237,3 +237,31 @@ pub fn impairment(id: &str, state: &str) -> Value {
         "result": {"notification_type": "impairment", "impairment_id": id, "state": state},
     })
 }
+
+/// A validator of the 3.2 schema at `path` (relative to the schemas
+/// directory), resolving its references in the same directory; `None`
+/// when the spec is absent and the suite may skip (the lookup fails in CI).
+pub fn schema_validator(path: &str) -> Option<jsonschema::Validator> {
+    let dir = adcp_vectors::require_schemas_dir().unwrap()?;
+    struct Local(std::path::PathBuf);
+    impl jsonschema::Retrieve for Local {
+        fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+            let rest = uri
+                .as_str()
+                .strip_prefix("https://adcontextprotocol.org/schemas/")
+                .ok_or("not an AdCP schema")?;
+            let rest = rest.split_once('/').map_or(rest, |(_, path)| path);
+            Ok(serde_json::from_str(&std::fs::read_to_string(self.0.join(rest))?)?)
+        }
+    }
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(path)).unwrap()).unwrap();
+    schema["$id"] = format!("https://adcontextprotocol.org/schemas/3.2.4/{path}").into();
+    Some(
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .should_validate_formats(true)
+            .with_retriever(Local(dir))
+            .build(&schema)
+            .unwrap(),
+    )
+}
