@@ -45,6 +45,22 @@ impl Forward {
             .map_err(|e| Error::new(format!("http client: {e}")))?;
         Ok(Self { url, client })
     }
+
+    /// Posts `body` upstream as JSON: `200` when the upstream answers
+    /// `2xx`, `502` otherwise.
+    pub(crate) async fn post(&self, body: bytes::Bytes) -> StatusCode {
+        let sent = self
+            .client
+            .post(self.url.clone())
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await;
+        match sent {
+            Ok(response) if response.status().is_success() => StatusCode::OK,
+            _ => StatusCode::BAD_GATEWAY,
+        }
+    }
 }
 
 /// Serves the baseline on `listener` until the process stops; with
@@ -73,17 +89,7 @@ async fn handle(State(forward): State<Option<Forward>>, method: Method, body: ax
         std::hint::black_box(body.len());
         return StatusCode::OK;
     };
-    let sent = forward
-        .client
-        .post(forward.url.clone())
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(body)
-        .send()
-        .await;
-    match sent {
-        Ok(response) if response.status().is_success() => StatusCode::OK,
-        _ => StatusCode::BAD_GATEWAY,
-    }
+    forward.post(body).await
 }
 
 /// Binds `addr` (port 0 for a free port).

@@ -1,6 +1,6 @@
 //! Load generation for the verifying gateway (`adcp-sig gateway`).
 //!
-//! Three servers/clients, each a subcommand of the `adcp-loadgen` binary
+//! Four servers/clients, each a subcommand of the `adcp-loadgen` binary
 //! and a function here:
 //!
 //! - [`sink`]: the gateway's upstream in load runs. It answers every `POST`
@@ -10,6 +10,11 @@
 //!   means the gateway delivered an event twice.
 //! - [`bare`]: the baseline, the same axum/hyper stack reading each body
 //!   and answering `200` without verifying anything.
+//! - [`floor`]: the verifying floor, the checklist's mandatory work (the
+//!   two signature headers, the signature base, one signature verification
+//!   with the gateway's routines, the body's `Content-Digest`) and the
+//!   forwarding baseline's upstream post, with no store: what the gateway
+//!   cannot do without.
 //! - [`run`]: the load generator. It signs fresh RFC 9421 webhook
 //!   signatures (Ed25519, webhook profile) on a dedicated OS thread (or all
 //!   of them before the timed phase with `presign`), re-delivers a fraction
@@ -48,6 +53,7 @@
 
 pub mod bare;
 pub mod client;
+pub mod floor;
 pub mod plan;
 pub mod report;
 pub mod rss;

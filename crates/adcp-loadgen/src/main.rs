@@ -42,6 +42,25 @@ enum Command {
         #[arg(long, value_name = "URL")]
         forward: Option<reqwest::Url>,
     },
+    /// The verifying floor: per POST only the checklist's mandatory work
+    /// with the gateway's routines (the two signature headers, the
+    /// signature base, one signature verification against --jwks, the
+    /// body's Content-Digest), then the body posted to --forward as `bare
+    /// --forward` does; no replay or idempotency store, no key discovery.
+    /// Refuses what fails with 401 and the gateway's error code.
+    Floor {
+        /// Address to listen on (port 0: a free port, printed on stdout).
+        #[arg(long, value_name = "ADDR")]
+        listen: SocketAddr,
+        /// The sellers' public JWKS (`adcp-loadgen keygen --out-jwks`, the
+        /// file given to `adcp-sig gateway --jwks`).
+        #[arg(long, value_name = "FILE")]
+        jwks: PathBuf,
+        /// Post every verified body to this upstream before answering;
+        /// answers 502 when the upstream does not answer 2xx.
+        #[arg(long, value_name = "URL")]
+        forward: reqwest::Url,
+    },
     /// Generate Ed25519 seller keys: the private set for `run --key`, the
     /// public JWKS for `adcp-sig gateway --jwks`.
     Keygen {
@@ -187,6 +206,21 @@ async fn dispatch(command: Command) -> Result<ExitCode, Error> {
             announce(listener.local_addr()?)?;
             tokio::select! {
                 r = adcp_loadgen::bare::serve(listener, forward) => r?,
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Floor { listen, jwks, forward } => {
+            let text = std::fs::read(&jwks).map_err(|e| Error::new(format!("{}: {e}", jwks.display())))?;
+            let jwks_json: serde_json::Value =
+                serde_json::from_slice(&text).map_err(|e| Error::new(format!("{}: {e}", jwks.display())))?;
+            let keys = adcp_loadgen::floor::FloorKeys::from_jwks(&jwks_json)
+                .map_err(|e| Error::new(format!("{}: {e}", jwks.display())))?;
+            let forward = adcp_loadgen::bare::Forward::new(forward, std::time::Duration::from_secs(10))?;
+            let listener = adcp_loadgen::bare::bind(listen).await?;
+            announce(listener.local_addr()?)?;
+            tokio::select! {
+                r = adcp_loadgen::floor::serve(listener, keys, forward) => r?,
                 _ = tokio::signal::ctrl_c() => {}
             }
             Ok(ExitCode::SUCCESS)

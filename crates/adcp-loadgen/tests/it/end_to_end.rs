@@ -17,7 +17,7 @@ const AGENT: &str = "https://seller.example/mcp";
 /// unpaced (`Pace::Max`) runs beside the paced one would take the CPU its
 /// schedule is measured against, and the paced run's RSS verdict samples
 /// the whole test process, so their allocations would count as its drift.
-static RUNS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static RUNS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 async fn gateway(jwks: &serde_json::Value, store: Arc<dyn Store>, upstream: &str) -> GatewayHandle {
     let keys = StaticKeyResolver::new().with_jwks(jwks, AGENT);
