@@ -14,6 +14,8 @@
 //!   answer by the spec, and records the outcome fenced by the lease.
 //!   Delivery is at-least-once: a worker that dies mid-attempt leaves a
 //!   lease that expires, and the event is sent again.
+//! - [`reporting::ReportingScheduler`] fires the delivery reports of the
+//!   buys' `reporting_webhook`s on schedule, into the outbox.
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")]
@@ -72,6 +74,8 @@ mod id;
 mod outbox;
 #[cfg(feature = "relay")]
 pub mod relay;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod reporting;
 mod schedule;
 mod store;
 
@@ -96,8 +100,8 @@ pub use store::schema::{check_prefix, DEFAULT_TABLE_PREFIX};
 pub use store::sqlite::{enqueue_sqlite, migrate_sqlite, SqliteOutbox, SqliteOutboxOptions};
 pub use store::{
     open_store, ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView,
-    Finish, Insert, LeaseGrant, ListFilter, OutboxStats, OutboxStore, Outcome, DEFAULT_ACTIVITY_LIMIT,
-    MAX_ACTIVITY_LIMIT,
+    Finish, Insert, LeaseGrant, ListFilter, OutboxStats, OutboxStore, Outcome, StreamRow, StreamUpdate,
+    DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,
 };
 
 /// The README's examples, compiled as doctests.

@@ -420,6 +420,29 @@ impl OutboxStats {
     }
 }
 
+/// One reporting stream as stored (see [`crate::reporting`]): the
+/// registration and progress are the scheduler's own encoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamRow {
+    pub(crate) id: String,
+    pub(crate) registration: Vec<u8>,
+    pub(crate) state: Vec<u8>,
+    pub(crate) version: i64,
+    pub(crate) next_check_at: Option<i64>,
+}
+
+/// A compare-and-set of one stream: applied only while its version is
+/// still `expected_version`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamUpdate {
+    pub(crate) id: String,
+    pub(crate) expected_version: i64,
+    pub(crate) registration: Option<Vec<u8>>,
+    pub(crate) state: Vec<u8>,
+    pub(crate) next_check_at: Option<i64>,
+    pub(crate) now_ms: i64,
+}
+
 /// A store the outbox runs on: the SQLite and PostgreSQL backends of this
 /// crate. Every method is one transaction; a failure changes nothing and
 /// says [`OutboxError::Unavailable`].
@@ -474,6 +497,19 @@ pub trait OutboxStore: Send + Sync + 'static {
     async fn purge(&self, now_ms: i64, retention_ms: i64) -> Result<u64, OutboxError>;
     /// Queue figures.
     async fn stats(&self, now_ms: i64) -> Result<OutboxStats, OutboxError>;
+    /// Creates the reporting stream `row` unless one with its id exists;
+    /// returns the stored stream either way.
+    async fn create_stream(&self, row: StreamRow) -> Result<StreamRow, OutboxError>;
+    /// One reporting stream.
+    async fn stream(&self, id: &str) -> Result<Option<StreamRow>, OutboxError>;
+    /// Up to `limit` streams due at `now_ms`, the most overdue first.
+    async fn due_streams(&self, now_ms: i64, limit: usize) -> Result<Vec<StreamRow>, OutboxError>;
+    /// Applies `update` and enqueues `event` in one transaction, only if
+    /// the stream is still at the expected version: `false` (nothing
+    /// changed, nothing enqueued) when another scheduler moved it first.
+    async fn advance_stream(&self, update: StreamUpdate, event: Option<Insert>) -> Result<bool, OutboxError>;
+    /// Whether an event of `channel_id` is still pending or in flight.
+    async fn channel_busy(&self, channel_id: &str) -> Result<bool, OutboxError>;
     /// Notified when work may have arrived (an enqueue by this process;
     /// on PostgreSQL, any process's, through `LISTEN`).
     fn wakeups(&self) -> Arc<Notify>;

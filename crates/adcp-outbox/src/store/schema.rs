@@ -10,7 +10,7 @@ use crate::error::OutboxError;
 pub const DEFAULT_TABLE_PREFIX: &str = "adcp_outbox_";
 
 /// The schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// Checks a table prefix: lowercase ASCII letters, digits and `_`, not
 /// starting with a digit, at most 40 characters (names stay within
@@ -54,6 +54,9 @@ pub(crate) fn migration(version: i64, p: &str, postgres: bool) -> Option<String>
     } else {
         ("BLOB", "INTEGER")
     };
+    if version == 4 {
+        return Some(reporting_v4(p, blob, int));
+    }
     match version {
         1 => Some(format!(
             "
@@ -250,6 +253,28 @@ CREATE INDEX {p}activity_url ON {p}activity (target_url, fired_at);
 pub(crate) fn version_table(p: &str, postgres: bool) -> String {
     let int = if postgres { "BIGINT" } else { "INTEGER" };
     format!("CREATE TABLE IF NOT EXISTS {p}schema_version (version {int} PRIMARY KEY, applied_at {int} NOT NULL)")
+}
+
+/// Version 4 (both dialects): the reporting schedule's streams (one row
+/// per buy: its registration, its progress as JSON, a version for
+/// compare-and-set, and when it is next due), and an index of the events
+/// of a channel still on their way (a `final` report waits for them).
+fn reporting_v4(p: &str, blob: &str, int: &str) -> String {
+    format!(
+        "
+CREATE TABLE {p}report_streams (
+    id TEXT PRIMARY KEY,
+    registration {blob} NOT NULL,
+    state {blob} NOT NULL,
+    version {int} NOT NULL,
+    next_check_at {int},
+    updated_at {int} NOT NULL
+);
+CREATE INDEX {p}report_streams_due ON {p}report_streams (next_check_at) WHERE next_check_at IS NOT NULL;
+CREATE INDEX {p}events_channel_open ON {p}events (channel_id)
+    WHERE channel_id IS NOT NULL AND state IN ('pending', 'in_flight');
+"
+    )
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ async fn the_outbox_shares_a_file_without_touching_the_applications_user_version
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .unwrap();
-    assert_eq!((rows, newest), (3, 3));
+    assert_eq!((rows, newest), (4, 4));
     assert!(migrate_sqlite(&conn, "bad-prefix").is_err());
 }
 

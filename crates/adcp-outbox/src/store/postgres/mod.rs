@@ -5,12 +5,13 @@
 //! wake-ups across processes.
 
 mod listen;
+mod reporting;
 mod sql;
 
 use super::schema::{check_prefix, migration, version_table, DEFAULT_TABLE_PREFIX, SCHEMA_VERSION};
 use super::{
     lease_token, ActivityQuery, ActivitySelector, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
-    Insert, ListFilter, OutboxStats, OutboxStore, Outcome, ABANDONED,
+    Insert, ListFilter, OutboxStats, OutboxStore, Outcome, StreamRow, StreamUpdate, ABANDONED,
 };
 use crate::activity::{clip_message, redact_url, ActivityRecord, ActivityStatus};
 use crate::breaker::{BreakerPolicy, BreakerState, Health};
@@ -1187,6 +1188,45 @@ impl OutboxStore for PostgresOutbox {
             .await?;
         self.inner.wake.notify_one();
         Ok(done)
+    }
+
+    async fn create_stream(&self, row: StreamRow) -> Result<StreamRow, OutboxError> {
+        let q = self.inner.qualifier.clone();
+        let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+        self.with_conn(move |client, _| Box::pin(async move { reporting::create(client, &q, &row, now).await }))
+            .await
+    }
+
+    async fn stream(&self, id: &str) -> Result<Option<StreamRow>, OutboxError> {
+        let (q, id) = (self.inner.qualifier.clone(), id.to_owned());
+        self.with_conn(move |client, _| Box::pin(async move { reporting::get(client, &q, &id).await }))
+            .await
+    }
+
+    async fn due_streams(&self, now_ms: i64, limit: usize) -> Result<Vec<StreamRow>, OutboxError> {
+        let q = self.inner.qualifier.clone();
+        self.with_conn(move |client, _| Box::pin(async move { reporting::due(client, &q, now_ms, limit).await }))
+            .await
+    }
+
+    async fn advance_stream(&self, update: StreamUpdate, event: Option<Insert>) -> Result<bool, OutboxError> {
+        let (q, channel) = (self.inner.qualifier.clone(), self.inner.channel.clone());
+        let enqueues = event.is_some();
+        let applied = self
+            .with_conn(move |client, _| {
+                Box::pin(async move { reporting::advance(client, &q, &channel, &update, event.as_ref()).await })
+            })
+            .await?;
+        if applied && enqueues {
+            self.inner.wake.notify_one();
+        }
+        Ok(applied)
+    }
+
+    async fn channel_busy(&self, channel_id: &str) -> Result<bool, OutboxError> {
+        let (q, channel) = (self.inner.qualifier.clone(), channel_id.to_owned());
+        self.with_conn(move |client, _| Box::pin(async move { reporting::channel_busy(client, &q, &channel).await }))
+            .await
     }
 
     async fn claim(&self, request: ClaimRequest) -> Result<Vec<Claimed>, OutboxError> {

@@ -7,6 +7,7 @@ mod claim;
 mod enqueue;
 mod finish;
 mod query;
+mod reporting;
 mod sql;
 #[cfg(test)]
 mod writer_cost;
@@ -16,7 +17,7 @@ pub use enqueue::enqueue_sqlite;
 use super::schema::{check_prefix, migration, version_table, SCHEMA_VERSION};
 use super::{
     lease_token, ActivityQuery, ClaimRequest, Claimed, Enqueued, EventView, Finish, Insert, LeaseGrant, ListFilter,
-    OutboxStats, OutboxStore,
+    OutboxStats, OutboxStore, StreamRow, StreamUpdate,
 };
 use crate::activity::ActivityRecord;
 use crate::breaker::BreakerPolicy;
@@ -312,6 +313,45 @@ impl OutboxStore for SqliteOutbox {
     async fn list(&self, filter: &ListFilter) -> Result<Vec<EventView>, OutboxError> {
         let filter = filter.clone();
         self.run(move |conn, q| query::list_in(conn, q, &filter)).await
+    }
+
+    async fn create_stream(&self, row: StreamRow) -> Result<StreamRow, OutboxError> {
+        let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+        self.run(move |conn, q| reporting::create_in(conn, q, &row, now)).await
+    }
+
+    async fn stream(&self, id: &str) -> Result<Option<StreamRow>, OutboxError> {
+        let id = id.to_owned();
+        self.run(move |conn, q| reporting::get_in(conn, q, &id)).await
+    }
+
+    async fn due_streams(&self, now_ms: i64, limit: usize) -> Result<Vec<StreamRow>, OutboxError> {
+        self.run(move |conn, q| reporting::due_in(conn, q, now_ms, limit)).await
+    }
+
+    async fn advance_stream(&self, update: StreamUpdate, event: Option<Insert>) -> Result<bool, OutboxError> {
+        let enqueues = event.is_some();
+        let done = self
+            .run(move |conn, q| {
+                Ok(reporting::advance_in(conn, q, &update, event.as_ref()).map_err(|e| refusal(&e).ok_or(e)))
+            })
+            .await?;
+        match done {
+            Ok(applied) => {
+                if applied && enqueues {
+                    self.wake.notify_one();
+                }
+                Ok(applied)
+            }
+            Err(Ok(refused)) => Err(refused),
+            Err(Err(e)) => Err(unavailable(e)),
+        }
+    }
+
+    async fn channel_busy(&self, channel_id: &str) -> Result<bool, OutboxError> {
+        let channel = channel_id.to_owned();
+        self.run(move |conn, q| reporting::channel_busy_in(conn, q, &channel))
+            .await
     }
 
     async fn redrive(&self, id: &EventId, now_ms: i64) -> Result<EventView, OutboxError> {
