@@ -23,6 +23,17 @@
 //! - [`grade_signer`]: a signer (a private key, or an HTTP signing oracle
 //!   for a KMS-backed key) signs a sample request and webhook, verified
 //!   against the agent's published keys by the real verifier.
+//! - [`grade_sender`] / [`SenderGrader`]: a seller's webhook emission. A
+//!   listener prints a `push_notification_config` ([`Registration`]: URL,
+//!   fresh `token` and `operation_id`), answers `503` to the first
+//!   delivery of each `idempotency_key` and `2xx` to the later ones, and
+//!   grades what arrives within the window ([`SenderConfig::window`]): the
+//!   real webhook verifier against the seller's published keys,
+//!   `Content-Type` and `Content-Digest`, key format and predictability
+//!   (sequential, time-derived), retries (within [`RETRY_WITHIN`] of a
+//!   `503`, same key, JCS-identical body, fresh nonce, none after a
+//!   `2xx`), the 3.2 schema of each body, `result` and the echoed
+//!   `token` / `operation_id`.
 //!
 //! Each returns a [`Report`]: one [`CaseResult`] per case (`id`, `status`,
 //! `expected`, `got`, `reason`), the endpoint's preconditions, and the
@@ -60,6 +71,7 @@ mod receiver;
 mod report;
 mod request_signing;
 mod runner;
+mod sender;
 mod signer;
 
 pub use error::GradeError;
@@ -70,6 +82,10 @@ pub use request_signing::{
     VectorProfile,
 };
 pub use runner::{GradeOptions, RateAbuse, DEFAULT_RATE_ABUSE_CAP, DEFAULT_TIMEOUT};
+pub use sender::{
+    grade_sender, preconditions as sender_preconditions, Registration, SenderConfig, SenderGrader, DEFAULT_WINDOW,
+    MAX_BODY_BYTES, MAX_DELIVERIES, MAX_HEADER_BYTES, MAX_WINDOW, RETRY_WITHIN,
+};
 pub use signer::{grade_signer, preconditions as signer_preconditions, PublishedKeys, SignerConfig, SignerUnderTest};
 
 /// The README's examples, compiled as doctests.

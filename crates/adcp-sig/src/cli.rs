@@ -50,8 +50,8 @@ pub enum Command {
     /// Governance tokens (AdCP JWS profile): `gov verify` runs the 15-step checklist (exit 0 accepted,
     /// 1 rejected, 2 usage), `gov sign` issues one.
     Gov(crate::commands::gov::GovArgs),
-    /// Grade a live endpoint against the conformance suite: `request-signing URL`, `receiver URL`, `signer`;
-    /// ends with `N passed, M failed, K skipped` (exit 0 all passed, 1 a failure, 2 usage).
+    /// Grade a live endpoint against the conformance suite: `request-signing URL`, `receiver URL`, `signer`,
+    /// `sender --listen ADDR`; ends with `N passed, M failed, K skipped` (exit 0 all passed, 1 a failure, 2 usage).
     Grade(crate::commands::grade::GradeArgs),
     /// Run the seller's relay: durable, signed webhook delivery behind an HTTP API (`POST /v1/events`);
     /// prints `listening on http://ADDR` when ready, drains on SIGTERM.

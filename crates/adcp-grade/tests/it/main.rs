@@ -7,4 +7,5 @@ mod support;
 
 mod receiver;
 mod request_signing;
+mod sender;
 mod signer;

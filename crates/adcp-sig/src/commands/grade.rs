@@ -1,5 +1,5 @@
-//! `adcp-sig grade request-signing URL | receiver URL | signer`: the live
-//! graders of `adcp-grade` on the command line. The flags map onto
+//! `adcp-sig grade request-signing URL | receiver URL | signer | sender`:
+//! the live graders of `adcp-grade` on the command line. The flags map onto
 //! [`adcp_grade::GradeOptions`] and each grader's config; this module only
 //! prints the report and picks the exit code: 0 when every graded case
 //! passed, 1 when one failed, 2 for usage errors (nothing graded).
@@ -7,11 +7,12 @@
 use crate::commands::resolve::TestNetworkArgs;
 use crate::exit::Exit;
 use adcp_grade::{
-    GradeError, GradeOptions, PublishedKeys, RateAbuse, ReceiverConfig, Report, RequestSigningConfig, SignerConfig,
-    SignerUnderTest, Status, Transport, VectorProfile,
+    GradeError, GradeOptions, PublishedKeys, RateAbuse, ReceiverConfig, Report, RequestSigningConfig, SenderConfig,
+    SenderGrader, SignerConfig, SignerUnderTest, Status, Transport, VectorProfile,
 };
 use adcp_request::TargetPolicy;
 use clap::{Args, Subcommand, ValueEnum};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -34,6 +35,10 @@ pub enum Grader {
     Receiver(ReceiverArgs),
     /// Grade a signer (a private key or an HTTP signing oracle) against the agent's published keys.
     Signer(SignerArgs),
+    /// Grade a seller's webhook emission: listen, print a push_notification_config to register, answer 503
+    /// to each event's first delivery, and grade what arrives within the window (signature, digest, keys,
+    /// retries, schema, echoes).
+    Sender(SenderArgs),
 }
 
 /// The flags every grader shares.
@@ -165,6 +170,37 @@ pub struct SignerArgs {
     pub test_network: TestNetworkArgs,
 }
 
+/// Arguments of `adcp-sig grade sender`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("published").required(true).args(["agent", "jwks"])))]
+pub struct SenderArgs {
+    /// Address to listen on (any path is accepted); port 0 picks a free one.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// The seller's agent URL: its published keys are discovered through brand.json.
+    #[arg(long, value_name = "URL")]
+    pub agent: Option<String>,
+    /// A JWKS file of the seller's published keys, instead of discovery.
+    #[arg(long, value_name = "FILE")]
+    pub jwks: Option<PathBuf>,
+    /// The URL the seller calls when TLS or a proxy is in front of the listener: registered, and every
+    /// `@target-uri` checked against it [default: http://ADDR/webhook as listened, paths as received].
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Seconds to listen (1..=3600); cover the emission and 90 s of retries after each 503.
+    #[arg(long, value_name = "SECONDS", default_value_t = adcp_grade::DEFAULT_WINDOW.as_secs())]
+    pub window: u64,
+    /// Development only: register a plain `http://` URL (the listener itself, no TLS in front).
+    #[arg(long)]
+    pub allow_http: bool,
+    /// Print the full report as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Test-only network overrides (hidden flags).
+    #[command(flatten)]
+    pub test_network: TestNetworkArgs,
+}
+
 /// Runs the grader.
 pub fn run(args: &GradeArgs) -> Exit {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -178,18 +214,19 @@ pub fn run(args: &GradeArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let (common, result) = runtime.block_on(async {
+    let (json, result) = runtime.block_on(async {
         match &args.grader {
-            Grader::RequestSigning(a) => (&a.common, request_signing(a).await),
-            Grader::Receiver(a) => (&a.common, receiver(a).await),
-            Grader::Signer(a) => (&a.common, signer(a).await),
+            Grader::RequestSigning(a) => (a.common.json, request_signing(a).await),
+            Grader::Receiver(a) => (a.common.json, receiver(a).await),
+            Grader::Signer(a) => (a.common.json, signer(a).await),
+            Grader::Sender(a) => (a.json, sender(a).await),
         }
     });
     match result {
-        Ok(report) => print(&report, common.json),
+        Ok(report) => print(&report, json),
         Err(e) => {
             eprintln!("adcp-sig: {e}");
-            if common.json {
+            if json {
                 println!(
                     "{}",
                     serde_json::json!({"outcome": "usage_error", "error": e.to_string()})
@@ -317,6 +354,46 @@ async fn signer(args: &SignerArgs) -> Result<Report, GradeError> {
         (None, None) => return Err(GradeError::Keys("--agent URL or --jwks FILE".into())),
     };
     adcp_grade::grade_signer(&SignerConfig { signer, keys }, &options).await
+}
+
+async fn sender(args: &SenderArgs) -> Result<Report, GradeError> {
+    if args.window == 0 || Duration::from_secs(args.window) > adcp_grade::MAX_WINDOW {
+        return Err(GradeError::Target(format!(
+            "--window {}: expected 1..={} seconds",
+            args.window,
+            adcp_grade::MAX_WINDOW.as_secs()
+        )));
+    }
+    let keys = match (&args.agent, &args.jwks) {
+        (_, Some(path)) => PublishedKeys::Jwks {
+            jwks: read_json(path).map_err(GradeError::Keys)?,
+            agent: args.agent.clone().unwrap_or_else(|| "jwks-file".into()),
+        },
+        (Some(url), None) => PublishedKeys::Agent {
+            url: url.clone(),
+            fetch: args.test_network.fetch_config().map_err(GradeError::Keys)?,
+        },
+        (None, None) => return Err(GradeError::Keys("--agent URL or --jwks FILE".into())),
+    };
+    let mut config = SenderConfig::new(args.listen, keys);
+    config.public_url.clone_from(&args.public_url);
+    config.window = Duration::from_secs(args.window);
+    config.allow_http = args.allow_http;
+    let ready = |grader: &SenderGrader| {
+        // The registration first (one JSON line), then the line scripts wait for.
+        println!("{}", grader.registration().to_task_argument());
+        println!("listening on {}", grader.listening_url());
+        eprintln!(
+            "adcp-sig: register the push_notification_config above in a task request to the seller; grading what arrives within {} s (Ctrl-C ends early)",
+            args.window
+        );
+    };
+    let stop = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    adcp_grade::grade_sender(config, ready, stop).await
 }
 
 fn read_json(path: &PathBuf) -> Result<serde_json::Value, String> {
