@@ -13,4 +13,5 @@ mod enqueue;
 mod records;
 mod relay_api;
 mod relay_props;
+mod reporting;
 mod support;
