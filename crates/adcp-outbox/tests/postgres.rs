@@ -3,7 +3,8 @@
 //! enqueue's idempotency and coalescing, concurrent claims by several
 //! stores, fencing, breakers and their single probe across stores, expiry,
 //! redrive, activity records, the application's own transaction, `NOTIFY`
-//! wake-ups (and their reconnection), migrations. Every test works in a
+//! wake-ups (and their reconnection), migrations, the reporting
+//! schedule's streams moved by racing schedulers. Every test works in a
 //! schema (or table prefix) of its own, dropped afterwards.
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
@@ -102,7 +103,7 @@ impl Drop for Prefix {
                JOIN pg_namespace n ON n.oid = c.relnamespace
                WHERE n.nspname = 'public' AND starts_with(c.relname, '{p}') AND l.pid <> pg_backend_pid();
              DROP TABLE IF EXISTS public.{p}events, public.{p}resources, public.{p}activity, public.{p}breakers, \
-             public.{p}schema_version, public.{p}orders CASCADE"
+             public.{p}report_streams, public.{p}schema_version, public.{p}orders CASCADE"
         ));
     }
 }
@@ -1174,7 +1175,7 @@ async fn migrations_are_serialized_and_a_newer_schema_is_refused() {
         .query_one(&format!("SELECT COUNT(*), MAX(version) FROM {table}"), &[])
         .await
         .unwrap();
-    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (3, 3));
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (4, 4));
     admin
         .batch_execute(&format!("INSERT INTO {table} (version, applied_at) VALUES (99, 0)"))
         .await
@@ -1193,7 +1194,7 @@ async fn migrations_are_serialized_and_a_newer_schema_is_refused() {
         )
         .await
         .unwrap();
-    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (3, 3));
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (4, 4));
     assert!(matches!(
         migrate_postgres(&admin, "Bad").await,
         Err(OutboxError::Config(_))
@@ -1323,4 +1324,109 @@ async fn store_throughput_with_64_attempts_in_flight() {
         done as f64 / elapsed.as_secs_f64()
     );
     assert_eq!(s.stats(T0).await.unwrap().count(EventState::Delivered), n as u64);
+}
+
+/// A source whose every period is ready and whose closing is closed.
+struct Ready;
+
+#[async_trait::async_trait]
+impl adcp_outbox::reporting::DeliverySource for Ready {
+    async fn period(
+        &self,
+        reg: &adcp_outbox::reporting::ReportingRegistration,
+        _: adcp_outbox::reporting::Period,
+    ) -> Result<adcp_outbox::reporting::PeriodDelivery, String> {
+        Ok(adcp_outbox::reporting::PeriodDelivery::Ready(json!([{
+            "media_buy_id": reg.media_buy_id(), "status": "active",
+            "totals": {"impressions": 10, "spend": 1.0}, "by_package": []
+        }])))
+    }
+
+    async fn closing(
+        &self,
+        _: &adcp_outbox::reporting::ReportingRegistration,
+        _: adcp_outbox::reporting::Period,
+    ) -> Result<adcp_outbox::reporting::Closing, String> {
+        Ok(adcp_outbox::reporting::Closing::Closed(json!([])))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn schedulers_on_several_stores_fire_each_period_once() {
+    use adcp_outbox::reporting::{BuyEnd, ReportingConfig, ReportingRegistration, ReportingScheduler};
+    const HOUR: i64 = 3_600_000;
+    let schema = Schema::new("rpt");
+    let clock = ManualClock::new(T0);
+    let stores = futures_util::future::join_all((0..3).map(|_| store(&schema.0))).await;
+    let schedulers: Vec<ReportingScheduler> = stores
+        .iter()
+        .map(|s| ReportingScheduler::new(outbox(s, &clock), Arc::new(Ready), ReportingConfig::default()))
+        .collect();
+    let hook = json!({"url": "https://buyer.example/r", "token": "tok_0123456789abcdef",
+                      "reporting_frequency": "hourly"});
+    let reg = ReportingRegistration::new("mb_pg", &hook, "Europe/Paris", Duration::ZERO, T0, T0 + 12 * HOUR).unwrap();
+    // Registered by all three at once: one stream.
+    let registered = futures_util::future::join_all(schedulers.iter().map(|s| s.register(reg.clone()))).await;
+    let ops: HashSet<String> = registered.into_iter().map(|r| r.unwrap().operation_id).collect();
+    assert_eq!(ops.len(), 1);
+    for step in 1..=13 {
+        clock.set_ms(T0 + step * HOUR - (step % 2));
+        let fired = futures_util::future::join_all(schedulers.iter().map(ReportingScheduler::tick)).await;
+        assert!(fired.iter().all(Result::is_ok), "{fired:?}");
+    }
+    schedulers[0]
+        .end("mb_pg", BuyEnd::Completed, T0 + 12 * HOUR)
+        .await
+        .unwrap();
+    let o = outbox(&stores[0], &clock);
+    // No relay runs here: the reports are marked delivered so the final may go.
+    let (admin, connection) = tokio_postgres::connect(&url(), tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!(
+            "UPDATE {}.adcp_outbox_events SET state = 'delivered'",
+            schema.0
+        ))
+        .await
+        .unwrap();
+    let fired = futures_util::future::join_all(schedulers.iter().map(ReportingScheduler::tick)).await;
+    assert_eq!(fired.into_iter().map(Result::unwrap).sum::<usize>(), 1, "one final");
+    let events = o
+        .list(&ListFilter {
+            limit: 100,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap();
+    let rows = admin
+        .query(
+            &format!(
+                "SELECT convert_from(body, 'UTF8') FROM {}.adcp_outbox_events WHERE channel_id = 'reporting_webhook:mb_pg'",
+                schema.0
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), events.len());
+    let bodies: Vec<Value> = rows
+        .iter()
+        .map(|r| serde_json::from_str(r.get::<_, &str>(0)).unwrap())
+        .collect();
+    let mut sequences: Vec<u64> = bodies
+        .iter()
+        .map(|b| b["result"]["sequence_number"].as_u64().unwrap())
+        .collect();
+    sequences.sort_unstable();
+    assert_eq!(
+        sequences,
+        (1..=13).collect::<Vec<_>>(),
+        "12 hourly periods and the final, each once"
+    );
+    let periods: HashSet<&str> = bodies
+        .iter()
+        .filter(|b| b["result"]["notification_type"] == "scheduled")
+        .map(|b| b["result"]["reporting_period"]["start"].as_str().unwrap())
+        .collect();
+    assert_eq!(periods.len(), 12);
 }
