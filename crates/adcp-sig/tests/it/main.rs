@@ -27,6 +27,7 @@ mod gateway_revocation;
 mod gateway_tls_cli;
 mod gov;
 mod grade;
+mod grade_sender;
 mod relay_crash;
 mod relay_fleet;
 mod relay_isolation;
