@@ -70,8 +70,19 @@ impl Forward {
 ///
 /// The server failed.
 pub async fn serve(listener: tokio::net::TcpListener, forward: Option<Forward>) -> Result<(), Error> {
-    axum::serve(listener, router(forward)).await?;
+    axum::serve(nodelay(listener), router(forward)).await?;
     Ok(())
+}
+
+/// `listener` with `TCP_NODELAY` set on every accepted connection, as the
+/// gateway sets it (`axum::serve` leaves Nagle's algorithm on).
+pub(crate) fn nodelay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = SocketAddr> {
+    use axum::serve::ListenerExt as _;
+    listener.tap_io(|stream| {
+        let _ = stream.set_nodelay(true);
+    })
 }
 
 /// The baseline router: every `POST` has its body read (and forwarded when

@@ -100,7 +100,7 @@ struct Floor {
 ///
 /// The server failed.
 pub async fn serve(listener: tokio::net::TcpListener, keys: FloorKeys, forward: Forward) -> Result<(), Error> {
-    axum::serve(listener, router(keys, forward)).await?;
+    axum::serve(crate::bare::nodelay(listener), router(keys, forward)).await?;
     Ok(())
 }
 
