@@ -1,6 +1,6 @@
 //! Live graders for AdCP endpoints, against the official conformance
-//! suite: anyone can check a counterparty's verifier, receiver or signer
-//! in a minute, in any language, black box.
+//! suite: anyone can check a counterparty's verifier, receiver, signer or
+//! webhook emission in a minute, in any language, black box.
 //!
 //! - [`grade_request_signing`]: a seller's verifier of signed requests,
 //!   per the suite's `test-kits/signed-requests-runner.yaml`. Every
