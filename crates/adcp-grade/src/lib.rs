@@ -84,7 +84,8 @@ pub use request_signing::{
 pub use runner::{GradeOptions, RateAbuse, DEFAULT_RATE_ABUSE_CAP, DEFAULT_TIMEOUT};
 pub use sender::{
     grade_sender, preconditions as sender_preconditions, Registration, SenderConfig, SenderGrader, DEFAULT_WINDOW,
-    MAX_BODY_BYTES, MAX_DELIVERIES, MAX_HEADER_BYTES, MAX_WINDOW, RETRY_WITHIN,
+    MAX_BODY_BYTES, MAX_CONCURRENT_DELIVERIES, MAX_DELIVERIES, MAX_HEADER_BYTES, MAX_KEPT_BYTES, MAX_WINDOW,
+    RETRY_WITHIN,
 };
 pub use signer::{grade_signer, preconditions as signer_preconditions, PublishedKeys, SignerConfig, SignerUnderTest};
 

@@ -57,11 +57,12 @@ impl Seen<'_> {
         self.kind == Some(PayloadKind::McpTask)
     }
 
-    /// The body without its `idempotency_key`, canonical (RFC 8785).
-    fn payload_sans_key(&self) -> Option<String> {
+    /// The fingerprint of the body without its `idempotency_key`
+    /// (SHA-256 of its RFC 8785 form).
+    fn payload_sans_key(&self) -> Option<[u8; 32]> {
         let mut value = self.value.clone()?;
         value.as_object_mut()?.remove("idempotency_key");
-        Some(jcs::canonicalize(&value))
+        Some(jcs::fingerprint(&value))
     }
 }
 
@@ -494,21 +495,24 @@ fn retry_same_key(seen: &[Seen<'_>]) -> CaseResult {
     let case = case("sender/retry-same-key");
     let groups = by_key(seen);
     let retries: usize = groups.iter().map(|(_, g)| g.len().saturating_sub(1)).sum();
+    // Each event's first payload, key aside, canonical: computed once.
+    let payloads: Vec<Option<[u8; 32]>> = groups
+        .iter()
+        .map(|(_, g)| g.first().and_then(|s| s.payload_sans_key()))
+        .collect();
     let mut faults = Faults::default();
     // A new key whose payload (key aside) repeats an earlier event's that
     // was never acknowledged before it: the sender re-sent the event under
     // a fresh key instead of retrying it.
     for (j, (_, group)) in groups.iter().enumerate() {
-        let Some(later) = group.first() else { continue };
-        let Some(payload) = later.payload_sans_key() else {
+        let (Some(later), Some(payload)) = (group.first(), payloads[j]) else {
             continue;
         };
-        for (_, earlier) in &groups[..j] {
+        for (i, (_, earlier)) in groups[..j].iter().enumerate() {
             let acknowledged = earlier
                 .iter()
                 .any(|s| (200..300).contains(&s.d.status) && s.d.seq < later.d.seq);
-            if !acknowledged && earlier.first().and_then(|s| s.payload_sans_key()).as_deref() == Some(payload.as_str())
-            {
+            if !acknowledged && payloads[i] == Some(payload) {
                 let first = earlier.first().map(|s| s.d.label()).unwrap_or_default();
                 faults.push(format!(
                     "{} re-sends the payload of {first} under a new key",

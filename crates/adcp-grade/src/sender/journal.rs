@@ -17,6 +17,13 @@ pub const MAX_DELIVERIES: usize = 1000;
 /// with more is answered `431` and kept without its headers and body.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
+/// The most body and header bytes kept over a run; a delivery that would
+/// pass it is answered `429` and only counted.
+pub const MAX_KEPT_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most deliveries read at once; more wait for their turn.
+pub const MAX_CONCURRENT_DELIVERIES: usize = 32;
+
 /// The body of a delivery, or why it was not kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Body {
@@ -106,8 +113,11 @@ pub(crate) struct Arrival {
 #[derive(Debug, Default)]
 pub(crate) struct Journal {
     pub(crate) deliveries: Vec<Delivery>,
-    /// Deliveries over [`MAX_DELIVERIES`], answered `429` and not kept.
+    /// Deliveries over [`MAX_DELIVERIES`] or [`MAX_KEPT_BYTES`], answered
+    /// `429` and not kept.
     pub(crate) dropped: usize,
+    /// Body and header bytes kept.
+    kept: usize,
     seen: HashSet<String>,
     closed: bool,
 }
@@ -121,10 +131,20 @@ impl Journal {
         if self.closed {
             return 503;
         }
-        if self.deliveries.len() >= MAX_DELIVERIES {
+        let size = arrival
+            .headers
+            .iter()
+            .map(|(n, v)| n.len() + v.len())
+            .sum::<usize>()
+            .saturating_add(match &arrival.body {
+                Body::Read(b) => b.len(),
+                _ => 0,
+            });
+        if self.deliveries.len() >= MAX_DELIVERIES || self.kept.saturating_add(size) > MAX_KEPT_BYTES {
             self.dropped = self.dropped.saturating_add(1);
             return 429;
         }
+        self.kept += size;
         let key = match &arrival.body {
             Body::Read(bytes) => idempotency_key(bytes),
             _ => None,
@@ -206,6 +226,32 @@ mod tests {
         }
         assert_eq!(j.record(arrival("{}")), 429);
         assert_eq!((j.deliveries.len(), j.dropped), (MAX_DELIVERIES, 1));
+    }
+
+    #[test]
+    fn bytes_over_the_run_cap_are_counted_not_kept() {
+        let mut j = Journal::default();
+        let big = Arrival {
+            body: Body::Read(vec![b' '; MAX_BODY_BYTES]),
+            ..arrival("{}")
+        };
+        let fit = MAX_KEPT_BYTES / MAX_BODY_BYTES;
+        for _ in 0..fit {
+            assert_eq!(j.record(big_copy(&big)), 400);
+        }
+        assert_eq!(j.record(big), 429);
+        assert_eq!((j.deliveries.len(), j.dropped), (fit, 1));
+    }
+
+    fn big_copy(a: &Arrival) -> Arrival {
+        Arrival {
+            offset: a.offset,
+            unix: a.unix,
+            method: a.method.clone(),
+            path: a.path.clone(),
+            headers: a.headers.clone(),
+            body: a.body.clone(),
+        }
     }
 
     #[test]

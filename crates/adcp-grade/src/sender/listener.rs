@@ -2,7 +2,7 @@
 //! while the window is open, then hands the journal to the grading.
 
 use super::cases::{self, Run};
-use super::journal::{Arrival, Body, Journal, MAX_BODY_BYTES, MAX_HEADER_BYTES};
+use super::journal::{Arrival, Body, Journal, MAX_BODY_BYTES, MAX_CONCURRENT_DELIVERIES, MAX_HEADER_BYTES};
 use super::registration::{fresh_operation_id, fresh_token, Registration};
 use super::verify::Target;
 use super::{preconditions, SenderConfig, MAX_WINDOW};
@@ -48,6 +48,8 @@ impl std::fmt::Debug for SenderGrader {
 struct Shared {
     journal: Mutex<Journal>,
     started: Instant,
+    /// Bounds the bodies being read at once (memory).
+    reading: tokio::sync::Semaphore,
 }
 
 impl Drop for SenderGrader {
@@ -120,6 +122,7 @@ impl SenderGrader {
         let shared = Arc::new(Shared {
             journal: Mutex::new(Journal::default()),
             started: Instant::now(),
+            reading: tokio::sync::Semaphore::new(MAX_CONCURRENT_DELIVERIES),
         });
         let app = axum::Router::new().fallback(receive).with_state(Arc::clone(&shared));
         let server = tokio::spawn(async move {
@@ -254,6 +257,9 @@ fn resolver(keys: &PublishedKeys) -> Result<(Arc<dyn KeyResolver>, String), Grad
 async fn receive(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let offset = shared.started.elapsed();
     let unix = crate::runner::now();
+    let Ok(_reading) = shared.reading.acquire().await else {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    };
     let (parts, body) = request.into_parts();
     let header_bytes: usize = parts
         .headers

@@ -36,7 +36,8 @@
 //!
 //! Untrusted input is bounded: bodies up to 1 MiB ([`MAX_BODY_BYTES`],
 //! else `413`), header bytes up to 64 KiB ([`MAX_HEADER_BYTES`], else
-//! `431`), [`MAX_DELIVERIES`] deliveries kept (then `429`).
+//! `431`), [`MAX_DELIVERIES`] deliveries and [`MAX_KEPT_BYTES`] kept (then
+//! `429`), [`MAX_CONCURRENT_DELIVERIES`] bodies read at once.
 //!
 //! ```no_run
 //! use adcp_grade::{PublishedKeys, SenderConfig, SenderGrader};
@@ -65,7 +66,7 @@ mod schema;
 mod verify;
 
 pub use cases::RETRY_WITHIN;
-pub use journal::{MAX_BODY_BYTES, MAX_DELIVERIES, MAX_HEADER_BYTES};
+pub use journal::{MAX_BODY_BYTES, MAX_CONCURRENT_DELIVERIES, MAX_DELIVERIES, MAX_HEADER_BYTES, MAX_KEPT_BYTES};
 pub use listener::SenderGrader;
 pub use registration::Registration;
 

@@ -7,6 +7,12 @@ use adcp_sign::{Algorithm, HttpSigner, IdempotencyKey, SignOptions, SoftwareSign
 use serde_json::{json, Value};
 use std::time::Duration;
 
+// The loopback brand.json / JWKS server `signer.rs` also loads; its copy
+// is private to that module.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../../adcp-jwks/tests/common/mod.rs"]
+mod jwks_server;
+
 const AGENT: &str = "https://seller.example/mcp";
 
 /// How the sender under test breaks the contract.
@@ -105,14 +111,16 @@ impl Sender {
 /// events, and returns the report at the end of the window.
 async fn grade(fault: Fault, window: Duration) -> Report {
     let key = SoftwareSigner::generate(Algorithm::Ed25519, "seller-2026-12").unwrap();
-    let jwks = key.jwks().unwrap().to_public_json();
-    let mut config = SenderConfig::new(
-        "127.0.0.1:0".parse().unwrap(),
-        PublishedKeys::Jwks {
-            jwks,
-            agent: AGENT.into(),
-        },
-    );
+    let keys = PublishedKeys::Jwks {
+        jwks: key.jwks().unwrap().to_public_json(),
+        agent: AGENT.into(),
+    };
+    grade_with(key, keys, fault, window).await
+}
+
+/// [`grade`] with the seller's `key`, published as `keys`.
+async fn grade_with(key: SoftwareSigner, keys: PublishedKeys, fault: Fault, window: Duration) -> Report {
+    let mut config = SenderConfig::new("127.0.0.1:0".parse().unwrap(), keys);
     config.window = window;
     config.allow_http = true;
     let grader = SenderGrader::bind(config).await.unwrap();
@@ -353,4 +361,47 @@ async fn the_public_url_is_the_target_behind_a_proxy() {
         report.cases
     );
     assert_eq!(report.target, "https://hooks.buyer.example/grader/webhook");
+}
+
+/// `--agent`: the keys discovered through the agent's brand.json (on a
+/// loopback HTTPS server), as `grade signer` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_discovered_through_brand_json_verify_the_sender() {
+    let key = SoftwareSigner::generate(Algorithm::Ed25519, "seller-2026-12").unwrap();
+    let server = jwks_server::Server::start(&["seller.example", "keys.example"]).await;
+    let url = server.url("seller.example", "/mcp");
+    server.set(
+        "/.well-known/brand.json",
+        jwks_server::ok(
+            json!({"agents": [{"url": url, "jwks_uri": server.url("keys.example", "/jwks.json")}]}).to_string(),
+        ),
+    );
+    server.set(
+        "/jwks.json",
+        jwks_server::ok(key.jwks().unwrap().to_public_json().to_string()),
+    );
+    let keys = PublishedKeys::Agent {
+        url: url.clone(),
+        fetch: server.fetch_config(),
+    };
+    let report = grade_with(key, keys, Fault::None, WINDOW).await;
+    assert_eq!(report.failed(), 0, "{:#?}", report.cases);
+    assert!(case(&report, "sender/signature")
+        .reason
+        .contains(&format!("kid seller-2026-12 of {url}")));
+    // Another agent's keys: every delivery is refused by its code.
+    let other = SoftwareSigner::generate(Algorithm::Ed25519, "seller-2026-12").unwrap();
+    let keys = PublishedKeys::Agent {
+        url,
+        fetch: server.fetch_config(),
+    };
+    let report = grade_with(other, keys, Fault::None, WINDOW).await;
+    assert_eq!(report.failed_ids(), vec!["sender/signature"]);
+    assert!(
+        case(&report, "sender/signature")
+            .got
+            .contains("webhook_signature_invalid"),
+        "{:#?}",
+        report.cases
+    );
 }
