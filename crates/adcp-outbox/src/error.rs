@@ -54,6 +54,18 @@ pub enum OutboxError {
     /// Encryption at rest failed (unknown key id, tampered row).
     #[error("outbox encryption: {0}")]
     Crypto(String),
+    /// The event's channel does not take events now: paused (nothing is
+    /// kept for later), waiting for its activation challenge, or closed.
+    #[error("channel {channel:?} is {state}: nothing is enqueued to it")]
+    ChannelNotActive {
+        /// The channel.
+        channel: String,
+        /// Its state: `paused`, `pending_activation` or `closed`.
+        state: crate::channels::ChannelState,
+    },
+    /// No channel has this id.
+    #[error("no channel {0:?}")]
+    UnknownChannel(String),
 }
 
 impl OutboxError {
@@ -70,6 +82,12 @@ impl OutboxError {
             Self::Unavailable(_) => "store_unavailable",
             Self::Schema(_) => "store_schema",
             Self::Crypto(_) => "encryption_error",
+            Self::ChannelNotActive { state, .. } => match state {
+                crate::channels::ChannelState::Paused => "channel_paused",
+                crate::channels::ChannelState::Closed => "channel_closed",
+                _ => "channel_not_activated",
+            },
+            Self::UnknownChannel(_) => "unknown_channel",
         }
     }
 

@@ -64,6 +64,7 @@
 mod activity;
 mod breaker;
 pub mod capabilities;
+pub mod channels;
 mod clock;
 mod coalesce;
 mod crypto;
@@ -99,9 +100,9 @@ pub use store::schema::{check_prefix, DEFAULT_TABLE_PREFIX};
 #[cfg(feature = "sqlite")]
 pub use store::sqlite::{enqueue_sqlite, migrate_sqlite, SqliteOutbox, SqliteOutboxOptions};
 pub use store::{
-    open_store, ActivityQuery, ActivitySelector, AttemptFacts, ClaimRequest, Claimed, Enqueued, EventState, EventView,
-    Finish, Insert, LeaseGrant, ListFilter, OutboxStats, OutboxStore, Outcome, StreamRow, StreamUpdate,
-    DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,
+    open_store, ActivityQuery, ActivitySelector, AttemptFacts, ChannelRow, ChannelWrite, ClaimRequest, Claimed,
+    Enqueued, EventState, EventView, Finish, Insert, LeaseGrant, ListFilter, OutboxStats, OutboxStore, Outcome,
+    StreamRow, StreamUpdate, Unattempted, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT,
 };
 
 /// The README's examples, compiled as doctests.

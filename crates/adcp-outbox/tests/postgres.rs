@@ -103,7 +103,7 @@ impl Drop for Prefix {
                JOIN pg_namespace n ON n.oid = c.relnamespace
                WHERE n.nspname = 'public' AND starts_with(c.relname, '{p}') AND l.pid <> pg_backend_pid();
              DROP TABLE IF EXISTS public.{p}events, public.{p}resources, public.{p}activity, public.{p}breakers, \
-             public.{p}report_streams, public.{p}schema_version, public.{p}orders CASCADE"
+             public.{p}report_streams, public.{p}channels, public.{p}schema_version, public.{p}orders CASCADE"
         ));
     }
 }
@@ -1429,4 +1429,54 @@ async fn schedulers_on_several_stores_fire_each_period_once() {
         .map(|b| b["result"]["reporting_period"]["start"].as_str().unwrap())
         .collect();
     assert_eq!(periods.len(), 12);
+}
+
+#[tokio::test]
+async fn a_channel_paused_or_closed_on_one_store_refuses_enqueues_on_another() {
+    use adcp_outbox::channels::{ChannelRegistration, ChannelState, Channels};
+    let schema = Schema::new("chan");
+    let clock = ManualClock::new(T0);
+    let (a, b) = (store(&schema.0).await, store(&schema.0).await);
+    let (oa, ob) = (outbox(&a, &clock), outbox(&b, &clock));
+    let (ca, cb) = (Channels::new(oa.clone()), Channels::new(ob.clone()));
+    let config = json!({"url": "https://buyer.example/h", "token": "tok_0123456789abcdef", "operation_id": "op"});
+    let reg = ChannelRegistration::push_notification_config("mb_c", &config).unwrap();
+    ca.put(reg).await.unwrap();
+    let task = |n: u32| {
+        json!({"task_id": format!("t{n}"), "task_type": "create_media_buy", "status": "working",
+                                "timestamp": "2026-04-18T12:00:00Z", "operation_id": "op"})
+    };
+    let pending = ob
+        .enqueue(cb.event("push_notification_config:mb_c", &task(1)).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        ca.pause("push_notification_config:mb_c").await.unwrap().state,
+        ChannelState::Paused
+    );
+    assert_eq!(ob.get(&pending.id).await.unwrap().unwrap().state, EventState::Refused);
+    let err = ob
+        .enqueue(cb.event("push_notification_config:mb_c", &task(2)).await.unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "channel_paused");
+    // Rotated while paused, resumed: the next event carries the new token.
+    let rotated = json!({"url": "https://buyer.example/h2", "token": "tok_new_0123456789", "operation_id": "op",
+                         "active": true});
+    cb.put(ChannelRegistration::push_notification_config("mb_c", &rotated).unwrap())
+        .await
+        .unwrap();
+    let view = ca.get("push_notification_config:mb_c").await.unwrap().unwrap();
+    assert_eq!(view.state, ChannelState::Active);
+    let sent = ob
+        .enqueue(cb.event("push_notification_config:mb_c", &task(3)).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(ob.get(&sent.id).await.unwrap().unwrap().url, "https://buyer.example/h2");
+    ca.close("push_notification_config:mb_c").await.unwrap();
+    let err = ob
+        .enqueue(cb.event("push_notification_config:mb_c", &task(4)).await.unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "channel_closed");
 }

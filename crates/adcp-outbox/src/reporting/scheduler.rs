@@ -320,9 +320,24 @@ impl ReportingScheduler {
                 return Ok((fired, moved));
             };
             let due = plan::next(&reg, &after)?.due_ms();
-            let enqueues = event.is_some();
-            let update = self.update(&row, &after, due, now);
-            if self.outbox.store().advance_stream(update.clone(), event).await? {
+            let mut enqueues = event.is_some();
+            let mut update = self.update(&row, &after, due, now);
+            let applied = match self.outbox.store().advance_stream(update.clone(), event).await {
+                Err(crate::OutboxError::ChannelNotActive { state, .. }) => {
+                    // A paused (or closed) channel suppresses the fire:
+                    // nothing is kept for later, and the sequence goes on
+                    // from the last report sent.
+                    tracing::info!(target: crate::DISPATCH_TRACING_TARGET, stream = %row.id, channel_state = %state,
+                        "report suppressed: its channel does not take events");
+                    let mut suppressed = after.clone();
+                    suppressed.sequence = state_sequence(&row)?;
+                    update = self.update(&row, &suppressed, due, now);
+                    enqueues = false;
+                    self.outbox.store().advance_stream(update.clone(), None).await?
+                }
+                other => other?,
+            };
+            if applied {
                 moved = true;
                 fired += usize::from(enqueues);
                 row.version += 1;
@@ -429,6 +444,13 @@ impl ReportingScheduler {
         let state: StreamState = serde_json::from_slice(&row.state).map_err(|_| unreadable("state"))?;
         Ok((ReportingRegistration::from_stored(&reg)?, state))
     }
+}
+
+/// The last sequence number a stored stream sent.
+fn state_sequence(row: &StreamRow) -> Result<u64, ReportingError> {
+    serde_json::from_slice::<StreamState>(&row.state)
+        .map(|s| s.sequence)
+        .map_err(|_| crate::OutboxError::Schema(format!("stream {}: unreadable state", row.id)).into())
 }
 
 fn encode(state: &StreamState) -> Vec<u8> {

@@ -443,6 +443,50 @@ pub struct StreamUpdate {
     pub(crate) now_ms: i64,
 }
 
+/// One channel as stored (see [`crate::channels`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelRow {
+    pub(crate) id: String,
+    pub(crate) kind: String,
+    pub(crate) registration: Vec<u8>,
+    pub(crate) fingerprint: Vec<u8>,
+    pub(crate) proven: Option<Vec<u8>>,
+    pub(crate) state: String,
+    pub(crate) version: i64,
+}
+
+/// A write of one channel and what it does to the channel's events, all
+/// in one transaction, fenced by the channel's version.
+#[derive(Debug, Clone)]
+pub struct ChannelWrite {
+    /// The channel's new values; its `version` is the expected one.
+    pub(crate) row: ChannelRow,
+    /// Create it (only if absent) instead of updating it.
+    pub(crate) create: bool,
+    /// Withdraw every pending event of the channel (state `refused`,
+    /// this reason): nothing is kept for later.
+    pub(crate) withdraw: Option<String>,
+    /// Make the channel's held (coalescing) events due now.
+    pub(crate) flush_held: bool,
+    /// Events never attempted, each replaced (`superseded`) by its rebuild,
+    /// if it is still pending and unattempted.
+    pub(crate) replace: Vec<(EventId, Insert)>,
+    pub(crate) now_ms: i64,
+}
+
+/// A channel's pending event never attempted: what its rebuild for a new
+/// registration needs.
+#[derive(Debug, Clone)]
+pub struct Unattempted {
+    pub(crate) id: EventId,
+    pub(crate) body: Vec<u8>,
+    pub(crate) key_id: Option<String>,
+    pub(crate) signing_scope: String,
+    pub(crate) principal: Option<String>,
+    pub(crate) coalescing_key: Option<String>,
+    pub(crate) next_attempt_at: i64,
+}
+
 /// A store the outbox runs on: the SQLite and PostgreSQL backends of this
 /// crate. Every method is one transaction; a failure changes nothing and
 /// says [`OutboxError::Unavailable`].
@@ -510,6 +554,14 @@ pub trait OutboxStore: Send + Sync + 'static {
     async fn advance_stream(&self, update: StreamUpdate, event: Option<Insert>) -> Result<bool, OutboxError>;
     /// Whether an event of `channel_id` is still pending or in flight.
     async fn channel_busy(&self, channel_id: &str) -> Result<bool, OutboxError>;
+    /// One channel.
+    async fn channel(&self, id: &str) -> Result<Option<ChannelRow>, OutboxError>;
+    /// Applies `write`: `None` when the channel was not at the expected
+    /// version (or, creating, already existed): nothing changed. Else the
+    /// number of events replaced.
+    async fn write_channel(&self, write: ChannelWrite) -> Result<Option<u64>, OutboxError>;
+    /// Up to `limit` pending, never attempted events of `channel_id`.
+    async fn unattempted(&self, channel_id: &str, limit: usize) -> Result<Vec<Unattempted>, OutboxError>;
     /// Notified when work may have arrived (an enqueue by this process;
     /// on PostgreSQL, any process's, through `LISTEN`).
     fn wakeups(&self) -> Arc<Notify>;

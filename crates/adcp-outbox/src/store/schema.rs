@@ -257,8 +257,10 @@ pub(crate) fn version_table(p: &str, postgres: bool) -> String {
 
 /// Version 4 (both dialects): the reporting schedule's streams (one row
 /// per buy: its registration, its progress as JSON, a version for
-/// compare-and-set, and when it is next due), and an index of the events
-/// of a channel still on their way (a `final` report waits for them).
+/// compare-and-set, and when it is next due), an index of the events of a
+/// channel still on their way (a `final` report waits for them), and the
+/// channels (a registration, the fingerprint of its proof scope and the
+/// one proven by an activation challenge, a state, a version).
 fn reporting_v4(p: &str, blob: &str, int: &str) -> String {
     format!(
         "
@@ -273,6 +275,16 @@ CREATE TABLE {p}report_streams (
 CREATE INDEX {p}report_streams_due ON {p}report_streams (next_check_at) WHERE next_check_at IS NOT NULL;
 CREATE INDEX {p}events_channel_open ON {p}events (channel_id)
     WHERE channel_id IS NOT NULL AND state IN ('pending', 'in_flight');
+CREATE TABLE {p}channels (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    registration {blob} NOT NULL,
+    fingerprint {blob} NOT NULL,
+    proven {blob},
+    state TEXT NOT NULL,
+    version {int} NOT NULL,
+    updated_at {int} NOT NULL
+);
 "
     )
 }

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod capabilities;
+mod channels;
 mod delivery;
 mod enqueue;
 mod records;

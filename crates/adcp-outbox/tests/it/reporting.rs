@@ -425,3 +425,40 @@ async fn a_changed_registration_applies_to_the_next_report_and_a_closed_stream_r
     let again = s.register(register("third_token_0123456789", T0 + 4 * DAY)).await;
     assert_eq!(again.unwrap_err().code(), "stream_closed");
 }
+
+#[tokio::test]
+async fn a_paused_reporting_channel_suppresses_its_reports_and_nothing_arrives_later() {
+    use adcp_outbox::channels::{ChannelRegistration, Channels};
+    let clock = ManualClock::new(T0);
+    let path = temp_file("reporting-paused");
+    let outbox = open(&path, &clock);
+    let source = Arc::new(Numbers::default());
+    *source.clock.lock().unwrap() = Some(clock.clone());
+    let s = scheduler(&outbox, &source);
+    let webhook = hook("https://buyer.example/r", "daily");
+    let reg = ReportingRegistration::from_products("mb_p", &webhook, &products("UTC", 0), T0, T0 + 4 * DAY).unwrap();
+    s.register(reg).await.unwrap();
+    let channels = Channels::new(outbox.clone());
+    let channel = ChannelRegistration::reporting_webhook("mb_p", &webhook).unwrap();
+    channels.put(channel).await.unwrap();
+    clock.set_ms(T0 + DAY);
+    assert_eq!(s.tick().await.unwrap(), 1);
+    channels.pause("reporting_webhook:mb_p").await.unwrap();
+    clock.set_ms(T0 + 3 * DAY);
+    assert_eq!(s.tick().await.unwrap(), 0, "days 2 and 3 suppressed");
+    channels.resume("reporting_webhook:mb_p").await.unwrap();
+    clock.set_ms(T0 + 4 * DAY);
+    assert_eq!(s.tick().await.unwrap(), 1, "day 4 only");
+    let bodies = enqueued(&path, "mb_p");
+    let seen: Vec<(u64, &str)> = bodies
+        .iter()
+        .map(|b| {
+            (
+                b["result"]["sequence_number"].as_u64().unwrap(),
+                b["result"]["reporting_period"]["start"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let (day1, day4) = (adcp_outbox::rfc3339_ms(T0), adcp_outbox::rfc3339_ms(T0 + 3 * DAY));
+    assert_eq!(seen, [(1, day1.as_str()), (2, day4.as_str())]);
+}

@@ -4,14 +4,16 @@
 //! statements pipelined on prepared connections, and `LISTEN`/`NOTIFY`
 //! wake-ups across processes.
 
+mod channels;
 mod listen;
 mod reporting;
 mod sql;
 
 use super::schema::{check_prefix, migration, version_table, DEFAULT_TABLE_PREFIX, SCHEMA_VERSION};
 use super::{
-    lease_token, ActivityQuery, ActivitySelector, ClaimRequest, Claimed, Enqueued, EventState, EventView, Finish,
-    Insert, ListFilter, OutboxStats, OutboxStore, Outcome, StreamRow, StreamUpdate, ABANDONED,
+    lease_token, ActivityQuery, ActivitySelector, ChannelRow, ChannelWrite, ClaimRequest, Claimed, Enqueued,
+    EventState, EventView, Finish, Insert, ListFilter, OutboxStats, OutboxStore, Outcome, StreamRow, StreamUpdate,
+    Unattempted, ABANDONED,
 };
 use crate::activity::{clip_message, redact_url, ActivityRecord, ActivityStatus};
 use crate::breaker::{BreakerPolicy, BreakerState, Health};
@@ -412,6 +414,9 @@ async fn enqueue_texts(
         resources: resources.as_str(),
         notify: Some(notify.as_str()),
     };
+    if let Some(named) = &row.channel_id {
+        channels::check(tx, qualifier, named).await?;
+    }
     match enqueue_statements(tx, &sql, channel, row).await? {
         Some(done) => Ok(done),
         None => enqueue_existing(tx, sql.existing, row).await,
@@ -1007,6 +1012,24 @@ async fn redrive_in(
     view_from(&updated).map_err(pg)
 }
 
+impl PostgresOutbox {
+    /// Wakes every relay on these tables (after a change outside the
+    /// enqueue's own wake-up: a channel's flushed or rebuilt events).
+    async fn notify_all(&self) -> Result<(), OutboxError> {
+        let channel = self.inner.channel.clone();
+        self.with_conn(move |client, sql| {
+            Box::pin(async move {
+                client
+                    .execute(sql.get(S::Notify), &[&channel])
+                    .await
+                    .map(|_| ())
+                    .map_err(pg)
+            })
+        })
+        .await
+    }
+}
+
 type Work<'c, T> = Pin<Box<dyn Future<Output = Result<T, OutboxError>> + Send + 'c>>;
 
 impl PostgresOutbox {
@@ -1146,6 +1169,17 @@ impl PostgresOutbox {
 impl OutboxStore for PostgresOutbox {
     async fn enqueue(&self, row: Insert) -> Result<Enqueued, OutboxError> {
         let channel = self.inner.channel.clone();
+        if row.channel_id.is_some() {
+            let q = self.inner.qualifier.clone();
+            let done = self
+                .with_conn(move |client, _| {
+                    Box::pin(async move { channels::enqueue_checked(client, &q, &channel, &row).await })
+                })
+                .await?;
+            let _ = self.notify_all().await;
+            self.inner.wake.notify_one();
+            return Ok(done);
+        }
         let done = self
             .with_conn(move |client, sql| {
                 Box::pin(async move {
@@ -1188,6 +1222,33 @@ impl OutboxStore for PostgresOutbox {
             .await?;
         self.inner.wake.notify_one();
         Ok(done)
+    }
+
+    async fn channel(&self, id: &str) -> Result<Option<ChannelRow>, OutboxError> {
+        let (q, id) = (self.inner.qualifier.clone(), id.to_owned());
+        self.with_conn(move |client, _| Box::pin(async move { channels::get(client, &q, &id).await }))
+            .await
+    }
+
+    async fn write_channel(&self, write: ChannelWrite) -> Result<Option<u64>, OutboxError> {
+        let (q, channel) = (self.inner.qualifier.clone(), self.inner.channel.clone());
+        let wakes = write.flush_held || !write.replace.is_empty();
+        let applied = self
+            .with_conn(move |client, _| Box::pin(async move { channels::write(client, &q, &channel, &write).await }))
+            .await?;
+        if applied.is_some() && wakes {
+            let _ = self.notify_all().await;
+            self.inner.wake.notify_one();
+        }
+        Ok(applied)
+    }
+
+    async fn unattempted(&self, channel_id: &str, limit: usize) -> Result<Vec<Unattempted>, OutboxError> {
+        let (q, channel) = (self.inner.qualifier.clone(), channel_id.to_owned());
+        self.with_conn(move |client, _| {
+            Box::pin(async move { channels::unattempted(client, &q, &channel, limit).await })
+        })
+        .await
     }
 
     async fn create_stream(&self, row: StreamRow) -> Result<StreamRow, OutboxError> {

@@ -84,6 +84,11 @@ pub(super) async fn advance(
     event: Option<&Insert>,
 ) -> Result<bool, OutboxError> {
     client.batch_execute("BEGIN").await.map_err(pg)?;
+    if let Some(channel_id) = event.and_then(|e| e.channel_id.as_deref()) {
+        if let Err(e) = super::channels::check(client, q, channel_id).await {
+            return rollback(client, e).await;
+        }
+    }
     let changed = client
         .execute(
             &format!(

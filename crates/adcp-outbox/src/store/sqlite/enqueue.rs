@@ -34,6 +34,9 @@ pub(super) fn enqueue_in(
     row: &Insert,
     lease: Option<&LeaseGrant>,
 ) -> rusqlite::Result<(Enqueued, Option<Claimed>)> {
+    if let Some(channel) = &row.channel_id {
+        super::channels::check_in(conn, q, channel)?;
+    }
     let held = row.coalescing_window_ms > 0;
     if held {
         // A duplicate must be found before it could supersede anything.

@@ -3,6 +3,7 @@
 //! enqueue), and [`SqliteOutbox`], which runs them on a group-commit
 //! writer thread.
 
+mod channels;
 mod claim;
 mod enqueue;
 mod finish;
@@ -16,8 +17,8 @@ pub use enqueue::enqueue_sqlite;
 
 use super::schema::{check_prefix, migration, version_table, SCHEMA_VERSION};
 use super::{
-    lease_token, ActivityQuery, ClaimRequest, Claimed, Enqueued, EventView, Finish, Insert, LeaseGrant, ListFilter,
-    OutboxStats, OutboxStore, StreamRow, StreamUpdate,
+    lease_token, ActivityQuery, ChannelRow, ChannelWrite, ClaimRequest, Claimed, Enqueued, EventView, Finish, Insert,
+    LeaseGrant, ListFilter, OutboxStats, OutboxStore, StreamRow, StreamUpdate, Unattempted,
 };
 use crate::activity::ActivityRecord;
 use crate::breaker::BreakerPolicy;
@@ -200,6 +201,35 @@ impl SqliteOutbox {
         self.run_as(f, false).await
     }
 
+    /// [`run`](Self::run) for an operation that may be refused after it
+    /// wrote: the refusal fails the job, so its savepoint rolls back
+    /// everything it did, and comes back typed.
+    async fn run_refusable<T, F>(&self, mut f: F) -> Result<T, OutboxError>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection, &Sql) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let slot: Arc<std::sync::Mutex<Option<OutboxError>>> = Arc::default();
+        let seen = Arc::clone(&slot);
+        let done = self
+            .run(move |conn, q| {
+                f(conn, q).inspect_err(|e| {
+                    if let Some(refused) = refusal(e) {
+                        *seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(refused);
+                    }
+                })
+            })
+            .await;
+        match done {
+            Ok(done) => Ok(done),
+            Err(e) => Err(slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+                .unwrap_or(e)),
+        }
+    }
+
     async fn run_as<T, F>(&self, mut f: F, guarded: bool) -> Result<T, OutboxError>
     where
         T: Send + 'static,
@@ -315,6 +345,28 @@ impl OutboxStore for SqliteOutbox {
         self.run(move |conn, q| query::list_in(conn, q, &filter)).await
     }
 
+    async fn channel(&self, id: &str) -> Result<Option<ChannelRow>, OutboxError> {
+        let id = id.to_owned();
+        self.run(move |conn, q| channels::get_in(conn, q, &id)).await
+    }
+
+    async fn write_channel(&self, write: ChannelWrite) -> Result<Option<u64>, OutboxError> {
+        let wakes = write.flush_held || !write.replace.is_empty();
+        let applied = self
+            .run_refusable(move |conn, q| channels::write_in(conn, q, &write))
+            .await?;
+        if applied.is_some() && wakes {
+            self.wake.notify_one();
+        }
+        Ok(applied)
+    }
+
+    async fn unattempted(&self, channel_id: &str, limit: usize) -> Result<Vec<Unattempted>, OutboxError> {
+        let channel = channel_id.to_owned();
+        self.run(move |conn, q| channels::unattempted_in(conn, q, &channel, limit))
+            .await
+    }
+
     async fn create_stream(&self, row: StreamRow) -> Result<StreamRow, OutboxError> {
         let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
         self.run(move |conn, q| reporting::create_in(conn, q, &row, now)).await
@@ -331,21 +383,13 @@ impl OutboxStore for SqliteOutbox {
 
     async fn advance_stream(&self, update: StreamUpdate, event: Option<Insert>) -> Result<bool, OutboxError> {
         let enqueues = event.is_some();
-        let done = self
-            .run(move |conn, q| {
-                Ok(reporting::advance_in(conn, q, &update, event.as_ref()).map_err(|e| refusal(&e).ok_or(e)))
-            })
+        let applied = self
+            .run_refusable(move |conn, q| reporting::advance_in(conn, q, &update, event.as_ref()))
             .await?;
-        match done {
-            Ok(applied) => {
-                if applied && enqueues {
-                    self.wake.notify_one();
-                }
-                Ok(applied)
-            }
-            Err(Ok(refused)) => Err(refused),
-            Err(Err(e)) => Err(unavailable(e)),
+        if applied && enqueues {
+            self.wake.notify_one();
         }
+        Ok(applied)
     }
 
     async fn channel_busy(&self, channel_id: &str) -> Result<bool, OutboxError> {
