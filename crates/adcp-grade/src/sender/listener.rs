@@ -32,7 +32,8 @@ pub struct SenderGrader {
     target: Target,
     keys: Arc<dyn KeyResolver>,
     schemas: Option<PathBuf>,
-    agent: String,
+    /// Where the keys are published, for the preconditions.
+    keys_source: String,
 }
 
 impl std::fmt::Debug for SenderGrader {
@@ -87,7 +88,7 @@ impl SenderGrader {
                 "the listener speaks plain HTTP: give --public-url https://… (TLS terminated in front of it) or --allow-http for local development".into(),
             ));
         }
-        let (keys, agent) = resolver(&config.keys)?;
+        let (keys, keys_source) = resolver(&config.keys)?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| GradeError::Target(format!("--listen {}: {e}", config.listen)))?;
@@ -137,7 +138,7 @@ impl SenderGrader {
             target,
             keys,
             schemas: config.schemas,
-            agent,
+            keys_source,
         })
     }
 
@@ -191,7 +192,7 @@ impl SenderGrader {
         let mut report = Report::new(
             "sender",
             &self.registration.url,
-            preconditions(&self.registration, &self.agent),
+            preconditions(&self.registration, &self.keys_source),
         );
         let run = Run {
             deliveries: &deliveries,
@@ -232,7 +233,7 @@ fn public_target(url: &str, allow_http: bool) -> Result<Target, GradeError> {
     })
 }
 
-/// The webhook-surface key resolver and the agent it speaks for.
+/// The webhook-surface key resolver, and where the keys are published.
 fn resolver(keys: &PublishedKeys) -> Result<(Arc<dyn KeyResolver>, String), GradeError> {
     match keys {
         PublishedKeys::Agent { url, fetch } => {
@@ -241,13 +242,19 @@ fn resolver(keys: &PublishedKeys) -> Result<(Arc<dyn KeyResolver>, String), Grad
                 .fetch_config(fetch.clone())
                 .build()
                 .map_err(|e| GradeError::Keys(format!("--agent {url}: {e}")))?;
-            Ok((Arc::new(resolver), url.clone()))
+            Ok((
+                Arc::new(resolver),
+                format!("published by {url} (brand.json -> agents[] -> jwks_uri)"),
+            ))
         }
         PublishedKeys::Jwks { jwks, agent } => {
             if !jwks["keys"].is_array() {
                 return Err(GradeError::Keys("the JWKS has no \"keys\" array".into()));
             }
-            Ok((Arc::new(StaticKeyResolver::new().with_jwks(jwks, agent)), agent.clone()))
+            Ok((
+                Arc::new(StaticKeyResolver::new().with_jwks(jwks, agent)),
+                format!("in the given JWKS (attributed to {agent})"),
+            ))
         }
     }
 }

@@ -128,16 +128,19 @@ impl SenderConfig {
     }
 }
 
-/// The sender grader's preconditions, as printed.
+/// The sender grader's preconditions, as printed (after "the endpoint was
+/// configured to:"). `keys` says where the seller's keys are published
+/// (`published by https://seller.example/mcp (brand.json -> agents[] ->
+/// jwks_uri)`).
 #[must_use]
-pub fn preconditions(registration: &Registration, agent: &str) -> Vec<String> {
+pub fn preconditions(registration: &Registration, keys: &str) -> Vec<String> {
     vec![
         format!(
-            "the seller was given the printed push_notification_config (url {}, token, operation_id; no authentication block) in a task request and emits that task's webhooks to it",
+            "receive the printed push_notification_config (url {}, token, operation_id; no authentication block) in a task request, and emit that task's webhooks to it",
             registration.url
         ),
-        format!("{agent} publishes the seller's webhook signing key (brand.json -> agents[] -> jwks_uri, or the --jwks file)"),
-        "the window covers the emission and 90 s of retries after each 503".to_owned(),
+        format!("sign them with a webhook signing key {keys}"),
+        "deliver within the window, and retry each 503 within it (it should cover 90 s after each 503)".to_owned(),
     ]
 }
 

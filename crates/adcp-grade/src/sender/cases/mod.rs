@@ -236,7 +236,7 @@ pub(crate) async fn grade(run: &Run<'_>, report: &mut Report) {
     report.push(transport::content_digest(&seen));
     report.push(identity::idempotency_key(&seen));
     report.push(identity::unpredictable(&seen));
-    report.push(retries::retry_after_503(&seen, run));
+    report.push(retries::retry_after_503(&seen, run.elapsed));
     report.push(retries::retry_same_key(&seen));
     report.push(retries::retry_same_body(&seen));
     report.push(retries::fresh_nonce(&seen));

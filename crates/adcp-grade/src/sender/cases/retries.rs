@@ -1,7 +1,7 @@
 //! The retries: after a `503` within 90 s, under the same key, with the
 //! same body and a fresh nonce, and none after a `2xx`.
 
-use super::{case, secs, skipped, Faults, Run, Seen, RETRY_WITHIN};
+use super::{case, secs, skipped, Faults, Seen, RETRY_WITHIN};
 use crate::report::CaseResult;
 use crate::sender::journal::shorten;
 use adcp_strict_json::jcs;
@@ -26,7 +26,8 @@ fn by_key<'s, 'a>(seen: &'s [Seen<'a>]) -> Vec<(&'s str, Vec<&'s Seen<'a>>)> {
     out
 }
 
-pub(super) fn retry_after_503(seen: &[Seen<'_>], run: &Run<'_>) -> CaseResult {
+/// `elapsed`: how long the listener listened.
+pub(super) fn retry_after_503(seen: &[Seen<'_>], elapsed: Duration) -> CaseResult {
     let case = case("sender/retry-after-503");
     let groups = by_key(seen);
     let mut faults = Faults::default();
@@ -49,7 +50,7 @@ pub(super) fn retry_after_503(seen: &[Seen<'_>], run: &Run<'_>) -> CaseResult {
                 }
             }
             None => {
-                let left = run.elapsed.saturating_sub(first.d.offset);
+                let left = elapsed.saturating_sub(first.d.offset);
                 let window = if left < RETRY_WITHIN {
                     format!(
                         " (the window ended {} after the 503, before 90 s: use a longer --window for a final verdict)",
@@ -213,4 +214,118 @@ pub(super) fn no_retry_after_2xx(seen: &[Seen<'_>]) -> CaseResult {
         "re-sent after 2xx",
         "",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Status;
+    use crate::sender::journal::{Body, Delivery};
+    use crate::sender::verify::Refusal;
+
+    /// Delivery `seq` of `key` at `at` seconds, answered `status`, with
+    /// `body` and `nonce`.
+    fn delivery(seq: usize, key: &str, at: u64, status: u16, body: &str) -> Delivery {
+        Delivery {
+            seq,
+            offset: Duration::from_secs(at),
+            unix: 1_796_623_200,
+            method: "POST".into(),
+            path: "/webhook".into(),
+            headers: Vec::new(),
+            body: Body::Read(body.as_bytes().to_vec()),
+            key: Some(key.to_owned()),
+            status,
+        }
+    }
+
+    fn seen<'a>(d: &'a Delivery, nonce: &str) -> Seen<'a> {
+        Seen {
+            d,
+            value: d.bytes().and_then(|b| serde_json::from_slice(b).ok()),
+            kind: None,
+            keyid: Some("k".into()),
+            nonce: Some(nonce.into()),
+            verdict: Err(Refusal {
+                code: "not_verified".into(),
+                detail: String::new(),
+            }),
+        }
+    }
+
+    const A: &str = r#"{"idempotency_key":"key-a-aaaaaaaaaaaaaa","task_id":"t1"}"#;
+    const B: &str = r#"{"idempotency_key":"key-b-bbbbbbbbbbbbbb","task_id":"t1"}"#;
+
+    #[test]
+    fn a_retry_is_due_within_90_s_of_the_503_by_the_observed_times() {
+        let on_time = [delivery(1, "a", 0, 503, A), delivery(2, "a", 89, 200, A)];
+        let late = [delivery(1, "a", 0, 503, A), delivery(2, "a", 95, 200, A)];
+        let never = [delivery(1, "a", 10, 503, A)];
+        let grade = |ds: &[Delivery], elapsed| {
+            let seen: Vec<Seen<'_>> = ds.iter().map(|d| seen(d, &d.seq.to_string())).collect();
+            retry_after_503(&seen, Duration::from_secs(elapsed))
+        };
+        assert_eq!(grade(&on_time, 120).status, Status::Passed);
+        let late = grade(&late, 120);
+        assert_eq!(late.status, Status::Failed);
+        assert!(late.reason.contains("retried after 95.0 s"), "{}", late.reason);
+        let short = grade(&never, 12);
+        assert!(short.reason.contains("before 90 s"), "{}", short.reason);
+        let long = grade(&never, 200);
+        assert_eq!(long.status, Status::Failed);
+        assert!(
+            long.reason.contains("190.0 s observed after the 503"),
+            "{}",
+            long.reason
+        );
+    }
+
+    #[test]
+    fn a_payload_re_sent_under_a_new_key_is_a_rotation_unless_acknowledged() {
+        let rotated = [
+            delivery(1, "key-a-aaaaaaaaaaaaaa", 0, 503, A),
+            delivery(2, "key-b-bbbbbbbbbbbbbb", 1, 503, B),
+        ];
+        let seen_rotated: Vec<Seen<'_>> = rotated.iter().map(|d| seen(d, &d.seq.to_string())).collect();
+        let case = retry_same_key(&seen_rotated);
+        assert_eq!(case.status, Status::Failed);
+        assert!(
+            case.reason
+                .contains("#2 (key key-b-bbbbbbbbbbbbbb) re-sends the payload of #1"),
+            "{}",
+            case.reason
+        );
+        // The first event was acknowledged before: a re-emission, not a rotation.
+        let reemitted = [
+            delivery(1, "key-a-aaaaaaaaaaaaaa", 0, 503, A),
+            delivery(2, "key-a-aaaaaaaaaaaaaa", 1, 200, A),
+            delivery(3, "key-b-bbbbbbbbbbbbbb", 2, 503, B),
+        ];
+        let seen_reemitted: Vec<Seen<'_>> = reemitted.iter().map(|d| seen(d, &d.seq.to_string())).collect();
+        assert_eq!(retry_same_key(&seen_reemitted).status, Status::Passed);
+    }
+
+    #[test]
+    fn deliveries_after_a_2xx_and_repeated_nonces_fail() {
+        let ds = [
+            delivery(1, "a", 0, 503, A),
+            delivery(2, "a", 1, 200, A),
+            delivery(3, "a", 2, 200, A),
+        ];
+        let seen: Vec<Seen<'_>> = ds.iter().map(|d| seen(d, "same")).collect();
+        let after = no_retry_after_2xx(&seen);
+        assert_eq!(after.status, Status::Failed);
+        assert!(
+            after.reason.contains("1 more after #2 was answered 200"),
+            "{}",
+            after.reason
+        );
+        let nonce = fresh_nonce(&seen);
+        assert_eq!(nonce.status, Status::Failed);
+        assert!(
+            nonce.reason.contains("#2 (key a) reuses the nonce of #1"),
+            "{}",
+            nonce.reason
+        );
+    }
 }
