@@ -19,6 +19,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+/// How long one body may take to arrive (a trickling sender holds one of
+/// the [`MAX_CONCURRENT_DELIVERIES`] read slots meanwhile).
+const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A bound sender grader: the listener is up and answering; print its
 /// [`registration`](Self::registration), have the seller emit webhooks to
 /// it, then [`run`](Self::run) it to the end of the window for the
@@ -289,10 +293,11 @@ async fn receive(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         let body = if declared.is_some_and(|len| len > MAX_BODY_BYTES as u64) {
             Body::TooLarge
         } else {
-            match http_body_util::Limited::new(body, MAX_BODY_BYTES).collect().await {
-                Ok(collected) => Body::Read(collected.to_bytes().to_vec()),
-                Err(e) if e.is::<http_body_util::LengthLimitError>() => Body::TooLarge,
-                Err(_) => Body::Unreadable,
+            let read = http_body_util::Limited::new(body, MAX_BODY_BYTES).collect();
+            match tokio::time::timeout(BODY_READ_TIMEOUT, read).await {
+                Ok(Ok(collected)) => Body::Read(collected.to_bytes().to_vec()),
+                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Body::TooLarge,
+                Ok(Err(_)) | Err(_) => Body::Unreadable,
             }
         };
         (headers, body)
