@@ -9,5 +9,5 @@ mod service;
 mod state;
 
 pub use registration::{ChannelKind, ChannelRegistration};
-pub use service::{ChannelView, Channels};
+pub use service::{Activator, ChannelView, Channels};
 pub use state::ChannelState;

@@ -266,17 +266,18 @@ impl Channels {
     }
 
     /// Runs the activation challenge of an account or agent subscriber with
-    /// `sender` (as `seller_agent_url`) and records its outcome.
+    /// `sender` (a [`WebhookSender`](adcp_webhook::WebhookSender), as
+    /// `seller_agent_url`) and records its outcome.
     ///
     /// # Errors
     ///
     /// `invalid_registration` for a channel that is not a subscriber or a
     /// registration the challenge refuses; as
     /// [`record_activation`](Self::record_activation).
-    pub async fn activate<S: adcp_sign::Signer>(
+    pub async fn activate(
         &self,
         id: &str,
-        sender: &adcp_webhook::WebhookSender<S>,
+        sender: &dyn Activator,
         seller_agent_url: &str,
     ) -> Result<(ChannelView, adcp_webhook::ActivationReport), OutboxError> {
         let view = self.require(id).await?;
@@ -458,4 +459,19 @@ fn activation_for(reg: &ChannelRegistration, seller_agent_url: &str) -> Result<a
         }
     };
     activation.with_delivery_auth(auth).map_err(refused)
+}
+
+/// Runs an activation challenge: [`WebhookSender`](adcp_webhook::WebhookSender)
+/// does, and the relay's API holds one as a trait object.
+#[async_trait::async_trait]
+pub trait Activator: Send + Sync + 'static {
+    /// One challenge (see [`adcp_webhook::WebhookSender::activate`]).
+    async fn activate(&self, activation: &adcp_webhook::Activation) -> adcp_webhook::ActivationReport;
+}
+
+#[async_trait::async_trait]
+impl<S: adcp_sign::Signer + Send + Sync + 'static> Activator for adcp_webhook::WebhookSender<S> {
+    async fn activate(&self, activation: &adcp_webhook::Activation) -> adcp_webhook::ActivationReport {
+        adcp_webhook::WebhookSender::activate(self, activation).await
+    }
 }

@@ -5,16 +5,23 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `POST /v1/events` | enqueue one event for one destination: `202 {"id", "idempotency_key"}` |
+//! | `POST /v1/events` | enqueue one event for one destination, or for a `channel`: `202 {"id", "idempotency_key"}` |
 //! | `GET /v1/events/{id}` | the event: `state`, `attempts`, last outcome, … |
 //! | `POST /v1/events/{id}/redrive` | send a refused or expired event again (inside its horizon) |
 //! | `GET /v1/activity?url=…` or `?principal=…[&resource=…]` `[&limit=1-200]` | `{"webhook_activity": [...]}` |
+//! | `PUT /v1/channels` | register or update a channel: `{"kind", "media_buy_id" \| "account_id" \| "owner", "registration"}` |
+//! | `GET /v1/channels/{id}` | the channel: `state`, `proven`, its registration without credentials |
+//! | `DELETE /v1/channels/{id}` | close it: held events go out, later ones are refused |
+//! | `POST /v1/channels/{id}/pause`, `…/resume` | pause (pending events withdrawn) or resume (URL checked again) |
+//! | `POST /v1/channels/{id}/activate` | run a subscriber's activation challenge (when the relay has the seller's agent URL) |
+//! | `POST /v1/buys/{media_buy_id}/terminate` | close the buy's `push_notification_config` and `reporting_webhook` channels |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /healthz` | `200` while the store answers, else `503` |
 //! | `GET /openapi.json` | the API's OpenAPI 3.1 document |
 //!
 //! Every refusal is `{"error": code, "message": text}` and enqueues nothing.
 
+mod channels;
 mod openapi;
 mod reply;
 mod submit;
@@ -66,6 +73,7 @@ pub struct RelayApi {
     token: Option<Arc<str>>,
     metrics: Option<Arc<DispatchMetrics>>,
     max_request_bytes: usize,
+    activator: Option<(Arc<dyn crate::channels::Activator>, Arc<str>)>,
 }
 
 impl std::fmt::Debug for RelayApi {
@@ -91,6 +99,7 @@ impl RelayApi {
             token: None,
             metrics: None,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            activator: None,
         }
     }
 
@@ -109,6 +118,20 @@ impl RelayApi {
         self
     }
 
+    /// Runs subscribers' activation challenges with `activator` (a
+    /// [`WebhookSender`](adcp_webhook::WebhookSender) with the relay's
+    /// key), as the seller agent `seller_agent_url`:
+    /// `POST /v1/channels/{id}/activate`.
+    #[must_use]
+    pub fn with_activator(
+        mut self,
+        activator: Arc<dyn crate::channels::Activator>,
+        seller_agent_url: impl Into<String>,
+    ) -> Self {
+        self.activator = Some((activator, seller_agent_url.into().into()));
+        self
+    }
+
     /// The largest request body (default [`DEFAULT_MAX_REQUEST_BYTES`]).
     #[must_use]
     pub fn with_max_request_bytes(mut self, bytes: usize) -> Self {
@@ -123,6 +146,12 @@ impl RelayApi {
             .route("/v1/events/{id}", get(show))
             .route("/v1/events/{id}/redrive", post(redrive))
             .route("/v1/activity", get(activity))
+            .route("/v1/channels", axum::routing::put(channels::put))
+            .route("/v1/channels/{id}", get(channels::show).delete(channels::close))
+            .route("/v1/channels/{id}/pause", post(channels::pause))
+            .route("/v1/channels/{id}/resume", post(channels::resume))
+            .route("/v1/channels/{id}/activate", post(channels::activate))
+            .route("/v1/buys/{media_buy_id}/terminate", post(channels::terminate))
             .route("/metrics", get(metrics))
             .route("/healthz", get(healthz))
             .route("/openapi.json", get(openapi))
@@ -169,13 +198,58 @@ async fn enqueue(State(api): State<RelayApi>, headers: HeaderMap, body: Body) ->
             format!("the request body exceeds {} bytes", api.max_request_bytes),
         )
     })?;
-    let event = submit::parse(&bytes, &api.destinations, &api.scopes)?;
+    let event = match channel_of(&bytes)? {
+        // An event for a channel takes the channel's registration as its
+        // destination, and the enqueue checks the channel's state.
+        Some((channel, mut request)) => {
+            request.insert(
+                "destination".to_owned(),
+                channels::destination_of(&api, &channel).await?,
+            );
+            let bytes = serde_json::to_vec(&request).map_err(|e| ApiError::bad("invalid_request", e.to_string()))?;
+            submit::parse(&bytes, &api.destinations, &api.scopes)?.channel(channel)
+        }
+        None => submit::parse(&bytes, &api.destinations, &api.scopes)?,
+    };
     let done = api.outbox.enqueue(event).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"id": done.id.as_str(), "idempotency_key": done.idempotency_key})),
     )
         .into_response())
+}
+
+/// The `channel` a request names, and the request without it; `None` for
+/// a request that names none. A request naming both a channel and a
+/// `destination` is refused.
+/// A request naming a channel: the channel, and the rest of the request.
+type ChannelRequest = (String, serde_json::Map<String, serde_json::Value>);
+
+fn channel_of(bytes: &[u8]) -> Result<Option<ChannelRequest>, ApiError> {
+    // Cheap check first: most requests name no channel.
+    if !bytes.windows(9).any(|w| w == b"\"channel\"") {
+        return Ok(None);
+    }
+    let mut limits = adcp_strict_json::Limits::default();
+    limits.max_len = limits.max_len.max(bytes.len());
+    let Ok(serde_json::Value::Object(mut request)) = adcp_strict_json::parse_value(bytes, &limits) else {
+        return Ok(None);
+    };
+    let Some(channel) = request.remove("channel") else {
+        return Ok(None);
+    };
+    let channel = channel
+        .as_str()
+        .filter(|c| !c.is_empty() && c.len() <= 1024)
+        .ok_or_else(|| ApiError::bad("invalid_request", "`channel` must be a non-empty string"))?
+        .to_owned();
+    if request.contains_key("destination") {
+        return Err(ApiError::bad(
+            "invalid_request",
+            "an event names a `channel` or a `destination`, not both: the channel's registration is its destination",
+        ));
+    }
+    Ok(Some((channel, request)))
 }
 
 fn event_id(id: &str) -> Result<EventId, ApiError> {

@@ -42,10 +42,12 @@ pub fn openapi_document() -> Value {
                 },
                 "EventRequest": {
                     "type": "object",
-                    "required": ["destination", "payload"],
+                    "required": ["payload"],
                     "additionalProperties": false,
+                    "description": "One of destination and channel.",
                     "properties": {
                         "destination": {"$ref": "#/components/schemas/Destination"},
+                        "channel": {"type": "string", "description": "A registered channel: its registration is the destination, and a paused, unactivated or closed channel refuses the event (409)."},
                         "notification_type": {"type": "string", "description": "The payload's own type (top level, or result.notification_type); absent only for payloads without one."},
                         "payload": {"type": "object", "description": "The webhook body; idempotency_key is generated when absent."},
                         "principal": {"type": "string"},
@@ -59,6 +61,29 @@ pub fn openapi_document() -> Value {
                     "type": "object",
                     "required": ["id", "idempotency_key"],
                     "properties": {"id": {"type": "string"}, "idempotency_key": {"type": "string"}}
+                },
+                "ChannelRequest": {
+                    "type": "object",
+                    "required": ["kind", "registration"],
+                    "properties": {
+                        "kind": {"enum": ["push_notification_config", "reporting_webhook", "account", "agent"]},
+                        "media_buy_id": {"type": "string", "description": "For push_notification_config and reporting_webhook."},
+                        "account_id": {"type": "string", "description": "For account subscribers."},
+                        "owner": {"type": "string", "description": "For agent subscribers: the principal that owns the subscriber."},
+                        "registration": {"type": "object", "description": "As the buyer registered it: a push_notification_config, a reporting_webhook, or a notification_configs[] entry (subscriber_id, url, event_types, active, authentication)."}
+                    }
+                },
+                "Channel": {
+                    "type": "object",
+                    "required": ["id", "kind", "state", "proven", "registration"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "state": {"enum": ["active", "pending_activation", "paused", "closed"]},
+                        "proven": {"type": "boolean", "description": "An activation challenge succeeded for exactly this registration."},
+                        "registration": {"type": "object", "description": "Without authentication.credentials (write-only)."},
+                        "rebuilt": {"type": "integer", "description": "Events never attempted, rebuilt for the new registration by this call."}
+                    }
                 },
                 "Event": {
                     "type": "object",
@@ -83,7 +108,8 @@ pub fn openapi_document() -> Value {
                         "202": {"description": "Enqueued (or the same key and payload again)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Enqueued"}}}},
                         "400": error_response("Malformed JSON, bad destination, refused destination, unknown or mismatched notification type, invalid payload"),
                         "401": error_response("API token missing or wrong"),
-                        "409": error_response("The idempotency_key is bound to another payload"),
+                        "404": error_response("No such channel"),
+                        "409": error_response("The idempotency_key is bound to another payload, or the channel is paused, not activated or closed"),
                         "413": error_response("Body over the limit"),
                         "415": error_response("Not application/json"),
                         "503": error_response("The store is unavailable; nothing was enqueued")
@@ -125,6 +151,88 @@ pub fn openapi_document() -> Value {
                     "responses": {
                         "200": {"description": "{\"webhook_activity\": [core/webhook-activity-record.json …]}"},
                         "400": error_response("Neither url nor principal, or a limit outside 1-200"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/channels": {
+                "put": {
+                    "summary": "Register or update a channel; an update rebuilds its events never attempted",
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ChannelRequest"}}}},
+                    "responses": {
+                        "200": {"description": "The channel", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Channel"}}}},
+                        "400": error_response("Malformed request, unusable registration, refused destination"),
+                        "401": error_response("API token missing or wrong"),
+                        "409": error_response("The channel is closed"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/channels/{id}": {
+                "get": {
+                    "summary": "One channel",
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "The channel", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Channel"}}}},
+                        "404": error_response("No such channel"),
+                        "503": error_response("The store is unavailable")
+                    }
+                },
+                "delete": {
+                    "summary": "Close the channel: its held events go out now, later ones are refused",
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "Closed", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Channel"}}}},
+                        "404": error_response("No such channel"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/channels/{id}/pause": {
+                "post": {
+                    "summary": "Pause: pending events are withdrawn, new ones refused (nothing is kept for later)",
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "Paused", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Channel"}}}},
+                        "404": error_response("No such channel"),
+                        "409": error_response("The channel is closed"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/channels/{id}/resume": {
+                "post": {
+                    "summary": "Resume: the URL is checked again; a subscriber needs a fresh activation unless one proved exactly its registration",
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "Active, or pending_activation", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Channel"}}}},
+                        "400": error_response("The URL no longer passes the destination checks"),
+                        "404": error_response("No such channel"),
+                        "409": error_response("The channel is closed"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/channels/{id}/activate": {
+                "post": {
+                    "summary": "Run an account or agent subscriber's activation challenge",
+                    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "The channel and {\"activation\": {\"outcome\", \"activated\"}}", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Channel"}}}},
+                        "400": error_response("Not a subscriber, or a registration the challenge refuses"),
+                        "404": error_response("No such channel"),
+                        "409": error_response("The channel is closed"),
+                        "501": error_response("The relay was started without the seller's agent URL"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/buys/{media_buy_id}/terminate": {
+                "post": {
+                    "summary": "Close the buy's push_notification_config and reporting_webhook channels (held impairments go out first)",
+                    "parameters": [{"name": "media_buy_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "{\"closed\": [Channel …]}"},
                         "503": error_response("The store is unavailable")
                     }
                 }

@@ -35,7 +35,8 @@ impl From<OutboxError> for ApiError {
         let status = match &e {
             OutboxError::KeyConflict { .. } | OutboxError::KeyUsedForOtherDestination { .. } => StatusCode::CONFLICT,
             OutboxError::NotRedrivable(_) => StatusCode::CONFLICT,
-            OutboxError::NotFound(_) => StatusCode::NOT_FOUND,
+            OutboxError::NotFound(_) | OutboxError::UnknownChannel(_) => StatusCode::NOT_FOUND,
+            OutboxError::ChannelNotActive { .. } => StatusCode::CONFLICT,
             OutboxError::Invalid { .. } => StatusCode::BAD_REQUEST,
             OutboxError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -359,10 +359,10 @@ async fn the_openapi_document_matches_the_routes() {
     let (s, served) = call(&router, "GET", "/openapi.json", None, vec![], None).await;
     assert_eq!((s, &served), (StatusCode::OK, &doc));
     let paths = doc["paths"].as_object().unwrap();
-    assert_eq!(paths.len(), 7);
+    assert_eq!(paths.len(), 13);
     for (path, ops) in paths {
         for method in ops.as_object().unwrap().keys() {
-            let uri = path.replace("{id}", e.id.as_str());
+            let uri = path.replace("{id}", e.id.as_str()).replace("{media_buy_id}", "mb_none");
             let uri = if uri == "/v1/activity" {
                 format!("{uri}?principal=p")
             } else {
@@ -392,4 +392,124 @@ async fn the_openapi_document_matches_the_routes() {
     let (s, _) = call(&router, "GET", "/v1/nothing", None, vec![], None).await;
     assert_eq!(s, StatusCode::NOT_FOUND);
     assert_eq!(outbox.get(&e.id).await.unwrap().unwrap().state, EventState::Pending);
+}
+
+#[tokio::test]
+async fn channels_through_the_api_register_take_events_pause_activate_and_close() {
+    let sink = Sink::start(|hit, _| match hit.body.get("challenge") {
+        Some(c) => Answer::With(
+            200,
+            vec![("content-type", "application/json".to_owned())],
+            json!({"challenge": c}).to_string(),
+        ),
+        None => Answer::Status(200),
+    })
+    .await;
+    let (outbox, _) = outbox("api-channels", fast_retry(), None);
+    let key = adcp_sign::SoftwareSigner::generate(adcp_sign::Algorithm::Ed25519, "seller-test-1").unwrap();
+    let sender =
+        adcp_webhook::WebhookSender::builder(adcp_sign::HttpSigner::webhook(adcp_sign::BoxSigner::new(key)).unwrap())
+            .destination_policy(DestinationPolicy::default().dangerously_allow_plain_http_loopback())
+            .build()
+            .unwrap();
+    let router = RelayApi::new(
+        outbox.clone(),
+        DestinationPolicy::default().dangerously_allow_plain_http_loopback(),
+        ["default".to_owned()],
+    )
+    .with_activator(std::sync::Arc::new(sender), "https://seller.example/adcp")
+    .router();
+    let put = async |body: Value| {
+        call(
+            &router,
+            "PUT",
+            "/v1/channels",
+            Some("application/json"),
+            serde_json::to_vec(&body).unwrap(),
+            None,
+        )
+        .await
+    };
+    let send = async |body: Value| post(&router, &body).await;
+
+    // A buy's push_notification_config, with legacy credentials kept write-only.
+    let config = json!({"url": sink.url("/buy"), "token": "token_one_0123456789", "operation_id": "op_1",
+                        "authentication": {"schemes": ["Bearer"], "credentials": "b".repeat(32)}});
+    let (s, view) =
+        put(json!({"kind": "push_notification_config", "media_buy_id": "mb_1", "registration": config})).await;
+    assert_eq!((s, view["state"].as_str()), (StatusCode::OK, Some("active")), "{view}");
+    assert!(view["registration"]["authentication"].get("credentials").is_none());
+    let id = view["id"].as_str().unwrap().to_owned();
+    let (s, done) = send(json!({"channel": id, "payload": task("op_1")})).await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{done}");
+    let first = outbox
+        .get(&adcp_outbox::EventId::parse(done["id"].as_str().unwrap()).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.url, sink.url("/buy"));
+    let (s, b) = send(json!({"channel": id, "destination": {"url": sink.url("/x")}, "payload": task("op_1")})).await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_request"))
+    );
+    let (s, _) = call(&router, "POST", &format!("/v1/channels/{id}/pause"), None, vec![], None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(outbox.get(&first.id).await.unwrap().unwrap().state, EventState::Refused);
+    let (s, b) = send(json!({"channel": id, "payload": task("op_1")})).await;
+    assert_eq!((s, b["error"].as_str()), (StatusCode::CONFLICT, Some("channel_paused")));
+    let (s, _) = call(
+        &router,
+        "POST",
+        &format!("/v1/channels/{id}/resume"),
+        None,
+        vec![],
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+
+    // An account subscriber: refused until its challenge, through the relay, succeeded.
+    let entry = json!({"subscriber_id": "sub-1", "url": sink.url("/acct"), "event_types": ["account.status_changed"]});
+    let (_, sub) = put(json!({"kind": "account", "account_id": "acc_1", "registration": entry})).await;
+    assert_eq!(sub["state"], "pending_activation");
+    let sub_id = sub["id"].as_str().unwrap().to_owned();
+    let note = account_event();
+    let (s, b) = send(json!({"channel": sub_id, "notification_type": "account.status_changed", "payload": note})).await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (StatusCode::CONFLICT, Some("channel_not_activated")),
+        "{b}"
+    );
+    let (s, b) = call(
+        &router,
+        "POST",
+        &format!("/v1/channels/{sub_id}/activate"),
+        None,
+        vec![],
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, b["state"].as_str(), b["activation"]["activated"].as_bool()),
+        (StatusCode::OK, Some("active"), Some(true)),
+        "{b}"
+    );
+    let (s, _) = send(json!({"channel": sub_id, "notification_type": "account.status_changed", "payload": note})).await;
+    assert_eq!(s, StatusCode::ACCEPTED);
+
+    // Terminating the buy closes its channel for good.
+    let (s, b) = call(&router, "POST", "/v1/buys/mb_1/terminate", None, vec![], None).await;
+    assert_eq!(
+        (s, b["closed"][0]["state"].as_str()),
+        (StatusCode::OK, Some("closed")),
+        "{b}"
+    );
+    let (s, b) = send(json!({"channel": id, "payload": task("op_1")})).await;
+    assert_eq!((s, b["error"].as_str()), (StatusCode::CONFLICT, Some("channel_closed")));
+    let (s, b) = call(&router, "GET", "/v1/channels/nope:1", None, vec![], None).await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("unknown_channel"))
+    );
 }
