@@ -50,6 +50,10 @@ pub struct RelayConfig {
     /// hex or base64), the first sealing new rows, the others kept for
     /// reading older ones.
     pub encryption_keys: Vec<String>,
+    /// The seller's agent URL: subscribers' activation challenges are sent
+    /// as this agent (`POST /v1/channels/{id}/activate`); unset, the relay
+    /// runs none.
+    pub agent_url: Option<String>,
 }
 
 impl Default for RelayConfig {
@@ -70,6 +74,7 @@ impl Default for RelayConfig {
             purge_interval_seconds: 3600,
             retention_days: 30,
             encryption_keys: Vec::new(),
+            agent_url: None,
         }
     }
 }
@@ -146,6 +151,10 @@ pub struct RelayArgs {
         value_delimiter = ','
     )]
     pub encryption_keys: Vec<String>,
+    /// The seller's agent URL, as which subscribers' activation challenges
+    /// are sent (`POST /v1/channels/{id}/activate`).
+    #[arg(long, value_name = "URL", env = "ADCP_RELAY_AGENT_URL")]
+    pub agent_url: Option<String>,
 }
 
 /// A setting that cannot be used.
@@ -243,6 +252,11 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
         };
         encryption.push((id.to_owned(), PathBuf::from(path)));
     }
+    if let Some(url) = &config.agent_url {
+        if !url.starts_with("https://") && !url.starts_with("http://") {
+            return Err(RelayArgsError::Invalid(format!("--agent-url {url:?}: an absolute http(s) URL")));
+        }
+    }
     adcp_outbox::check_prefix(&config.table_prefix)
         .map_err(|e| RelayArgsError::Invalid(format!("--table-prefix: {e}")))?;
     Ok(RelaySettings {
@@ -260,6 +274,7 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
         purge_interval: Duration::from_secs(config.purge_interval_seconds.max(60)),
         retention: Duration::from_secs(config.retention_days.saturating_mul(86_400)),
         encryption,
+        agent_url: config.agent_url,
     })
 }
 

@@ -44,6 +44,9 @@ pub struct RelaySettings {
     pub retention: Duration,
     /// Encryption at rest: `(key id, key file)`, the first current.
     pub encryption: Vec<(String, PathBuf)>,
+    /// The seller's agent URL for activation challenges (none: no
+    /// activation route).
+    pub agent_url: Option<String>,
 }
 
 /// Why the relay refuses to start.
@@ -110,6 +113,29 @@ fn load_signers(keys: &[(String, PathBuf)]) -> Result<StaticSigners, RelayError>
         signers = signers.with(scope.clone(), signer);
     }
     Ok(signers)
+}
+
+/// The sender of activation challenges: the default scope's key (the
+/// scope receivers resolve through the agent's brand.json).
+fn activation_sender(
+    settings: &RelaySettings,
+    policy: DestinationPolicy,
+) -> Result<Arc<dyn adcp_outbox::channels::Activator>, RelayError> {
+    let (_, path) = settings
+        .keys
+        .iter()
+        .find(|(scope, _)| scope == adcp_outbox::DEFAULT_SIGNING_SCOPE)
+        .ok_or_else(|| RelayError::Config("--agent-url needs the default signing key (--key)".to_owned()))?;
+    let bytes = std::fs::read(path).map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
+    let key = SoftwareSigner::from_jwk_json(&bytes)
+        .map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
+    let signer = HttpSigner::webhook(BoxSigner::new(key))
+        .map_err(|e| RelayError::Config(format!("signing key {}: {e}", path.display())))?;
+    let sender = adcp_webhook::WebhookSender::builder(signer)
+        .destination_policy(policy)
+        .build()
+        .map_err(|e| RelayError::Config(format!("activation sender: {e}")))?;
+    Ok(Arc::new(sender))
 }
 
 /// Checks the settings that need no I/O.
@@ -189,9 +215,13 @@ async fn serve_inner(
         },
     )
     .map_err(|e| RelayError::Config(e.to_string()))?;
+    let client_policy = policy.clone();
     let mut api = RelayApi::new(outbox.clone(), policy, scopes).with_metrics(dispatcher.metrics());
     if let Some(token) = &settings.api_token {
         api = api.with_token(token.clone());
+    }
+    if let Some(agent_url) = &settings.agent_url {
+        api = api.with_activator(activation_sender(&settings, client_policy)?, agent_url.clone());
     }
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
