@@ -78,7 +78,7 @@ impl CaseResult {
 /// What a grader found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
-    /// The grader: `request-signing`, `receiver` or `signer`.
+    /// The grader: `request-signing`, `receiver`, `signer` or `sender`.
     pub grader: String,
     /// The endpoint or signer graded.
     pub target: String,
