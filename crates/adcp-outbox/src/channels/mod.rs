@@ -11,3 +11,9 @@ mod state;
 pub use registration::{ChannelKind, ChannelRegistration};
 pub use service::{Activator, ChannelView, Channels};
 pub use state::ChannelState;
+
+/// Whether an event of `notification_type` closes `channel` when enqueued:
+/// the `final` report of a `reporting_webhook` channel (nothing follows it).
+pub(crate) fn closes_channel(channel: &str, notification_type: Option<&str>) -> bool {
+    notification_type == Some("final") && channel.starts_with("reporting_webhook:")
+}

@@ -162,8 +162,9 @@ pub(super) async fn activate(
 }
 
 /// `POST /v1/buys/{media_buy_id}/terminate`: closes the buy's
-/// `push_notification_config` (its held impairments go out first) and
-/// `reporting_webhook` channels, those that exist.
+/// `push_notification_config` channel (its held impairments go out
+/// first). Its `reporting_webhook` channel stays open for the `final`
+/// report, and closes when that report is enqueued.
 pub(super) async fn terminate(
     State(api): State<RelayApi>,
     headers: HeaderMap,
@@ -172,15 +173,16 @@ pub(super) async fn terminate(
     api.authorize(&headers)?;
     let channels = Channels::new(api.outbox.clone());
     let mut closed = Vec::new();
-    for kind in [ChannelKind::PushNotificationConfig, ChannelKind::ReportingWebhook] {
-        let id = format!("{}:{buy}", kind.as_str());
-        if channels.get(&id).await?.is_some() {
-            let view = channels.close(&id).await?;
-            debug_assert_eq!(view.state, ChannelState::Closed);
-            closed.push(view_json(&view));
-        }
+    let push = format!("{}:{buy}", ChannelKind::PushNotificationConfig.as_str());
+    if channels.get(&push).await?.is_some() {
+        closed.push(view_json(&channels.close(&push).await?));
     }
-    Ok(Json(json!({ "closed": closed })).into_response())
+    let reporting = format!("{}:{buy}", ChannelKind::ReportingWebhook.as_str());
+    let awaiting_final = match channels.get(&reporting).await? {
+        Some(view) if view.state != ChannelState::Closed => vec![Value::String(reporting)],
+        _ => Vec::new(),
+    };
+    Ok(Json(json!({ "closed": closed, "awaiting_final": awaiting_final })).into_response())
 }
 
 /// The `destination` of an event sent to `channel`, from its

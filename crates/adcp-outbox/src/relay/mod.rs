@@ -14,7 +14,7 @@
 //! | `DELETE /v1/channels/{id}` | close it: held events go out, later ones are refused |
 //! | `POST /v1/channels/{id}/pause`, `…/resume` | pause (pending events withdrawn) or resume (URL checked again) |
 //! | `POST /v1/channels/{id}/activate` | run a subscriber's activation challenge (when the relay has the seller's agent URL) |
-//! | `POST /v1/buys/{media_buy_id}/terminate` | close the buy's `push_notification_config` and `reporting_webhook` channels |
+//! | `POST /v1/buys/{media_buy_id}/terminate` | close the buy's `push_notification_config` channel; its `reporting_webhook` closes with its `final` report |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /healthz` | `200` while the store answers, else `503` |
 //! | `GET /openapi.json` | the API's OpenAPI 3.1 document |

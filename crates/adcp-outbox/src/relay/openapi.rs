@@ -229,10 +229,10 @@ pub fn openapi_document() -> Value {
             },
             "/v1/buys/{media_buy_id}/terminate": {
                 "post": {
-                    "summary": "Close the buy's push_notification_config and reporting_webhook channels (held impairments go out first)",
+                    "summary": "Close the buy's push_notification_config channel (held impairments go out first); its reporting_webhook channel closes with its final report",
                     "parameters": [{"name": "media_buy_id", "in": "path", "required": true, "schema": {"type": "string"}}],
                     "responses": {
-                        "200": {"description": "{\"closed\": [Channel …]}"},
+                        "200": {"description": "{\"closed\": [Channel …], \"awaiting_final\": [channel id …]}"},
                         "503": error_response("The store is unavailable")
                     }
                 }

@@ -427,6 +427,37 @@ async fn a_changed_registration_applies_to_the_next_report_and_a_closed_stream_r
 }
 
 #[tokio::test]
+async fn the_final_report_closes_a_registered_reporting_channel() {
+    use adcp_outbox::channels::{ChannelRegistration, ChannelState, Channels};
+    let clock = ManualClock::new(T0);
+    let outbox = open(&temp_file("reporting-final-closes"), &clock);
+    let source = Arc::new(Numbers::default());
+    *source.clock.lock().unwrap() = Some(clock.clone());
+    *source.closed.lock().unwrap() = true;
+    let s = scheduler(&outbox, &source);
+    let webhook = hook("https://buyer.example/r", "daily");
+    let reg = ReportingRegistration::from_products("mb_f", &webhook, &products("UTC", 0), T0, T0 + DAY).unwrap();
+    s.register(reg).await.unwrap();
+    let channels = Channels::new(outbox.clone());
+    channels
+        .put(ChannelRegistration::reporting_webhook("mb_f", &webhook).unwrap())
+        .await
+        .unwrap();
+    s.end("mb_f", BuyEnd::Rejected, T0).await.unwrap();
+    assert_eq!(s.tick().await.unwrap(), 1, "only the final");
+    let view = channels.get("reporting_webhook:mb_f").await.unwrap().unwrap();
+    assert_eq!(view.state, ChannelState::Closed);
+    let late = json!({"task_id": "t", "task_type": "media_buy_delivery", "status": "completed",
+                      "timestamp": "2026-04-18T12:00:00Z", "operation_id": "op",
+                      "result": {"notification_type": "adjusted", "reporting_period": {"start": "2026-04-18T00:00:00Z",
+                                 "end": "2026-04-19T00:00:00Z"}, "media_buy_deliveries": []}});
+    let refused = outbox
+        .enqueue(channels.event("reporting_webhook:mb_f", &late).await.unwrap())
+        .await;
+    assert_eq!(refused.unwrap_err().code(), "channel_closed");
+}
+
+#[tokio::test]
 async fn a_paused_reporting_channel_suppresses_its_reports_and_nothing_arrives_later() {
     use adcp_outbox::channels::{ChannelRegistration, Channels};
     let clock = ManualClock::new(T0);

@@ -56,6 +56,29 @@ pub(super) async fn check<C: GenericClient + Sync>(c: &C, q: &str, channel: &str
     }
 }
 
+/// A registered `reporting_webhook` channel closes with its `final`
+/// report, in the transaction that enqueues it.
+pub(super) async fn close_after_final<C: GenericClient + Sync>(
+    c: &C,
+    q: &str,
+    row: &Insert,
+) -> Result<(), OutboxError> {
+    let Some(channel) = &row.channel_id else { return Ok(()) };
+    if !crate::channels::closes_channel(channel, row.notification_type.as_deref()) {
+        return Ok(());
+    }
+    c.execute(
+        &format!(
+            "UPDATE {q}channels SET state = 'closed', version = version + 1, updated_at = $2
+             WHERE id = $1 AND state <> 'closed'"
+        ),
+        &[channel, &row.enqueued_at_ms],
+    )
+    .await
+    .map(|_| ())
+    .map_err(pg)
+}
+
 async fn rollback<T>(client: &Client, e: OutboxError) -> Result<T, OutboxError> {
     let _ = client.batch_execute("ROLLBACK").await;
     Err(e)
@@ -76,7 +99,12 @@ pub(super) async fn enqueue_checked(
     if let Err(e) = check(client, q, channel).await {
         return rollback(client, e).await;
     }
-    let done = insert(client, q, channel_name, row).await;
+    let mut done = insert(client, q, channel_name, row).await;
+    if done.as_ref().is_ok_and(|d| !d.duplicate) {
+        if let Err(e) = close_after_final(client, q, row).await {
+            done = Err(e);
+        }
+    }
     match done {
         Ok(done) => {
             client.batch_execute("COMMIT").await.map_err(pg)?;

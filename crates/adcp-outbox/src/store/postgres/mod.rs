@@ -418,7 +418,10 @@ async fn enqueue_texts(
         channels::check(tx, qualifier, named).await?;
     }
     match enqueue_statements(tx, &sql, channel, row).await? {
-        Some(done) => Ok(done),
+        Some(done) => {
+            channels::close_after_final(tx, qualifier, row).await?;
+            Ok(done)
+        }
         None => enqueue_existing(tx, sql.existing, row).await,
     }
 }

@@ -128,7 +128,7 @@ pub(super) async fn advance(
             notify: None,
         };
         let done = match enqueue_statements(client, &sql, channel, event).await {
-            Ok(Some(_)) => Ok(()),
+            Ok(Some(_)) => super::channels::close_after_final(client, q, event).await,
             Ok(None) => enqueue_existing(client, sql.existing, event).await.map(|_| ()),
             Err(e) => Err(e),
         };

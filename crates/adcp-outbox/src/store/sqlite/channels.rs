@@ -8,7 +8,7 @@ use super::sql::Sql;
 use crate::channels::ChannelState;
 use crate::error::OutboxError;
 use crate::id::EventId;
-use crate::store::{ChannelRow, ChannelWrite, Unattempted};
+use crate::store::{ChannelRow, ChannelWrite, Insert, Unattempted};
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub(super) fn get_in(conn: &Connection, q: &Sql, id: &str) -> rusqlite::Result<Option<ChannelRow>> {
@@ -45,6 +45,22 @@ pub(super) fn check_in(conn: &Connection, q: &Sql, channel: &str) -> rusqlite::R
             state: state.unwrap_or(ChannelState::Closed),
         })),
     }
+}
+
+/// A registered `reporting_webhook` channel closes with its `final`
+/// report, in the transaction that enqueues it: nothing is sent to it
+/// after.
+pub(super) fn close_after_final_in(conn: &Connection, q: &Sql, channel: &str, row: &Insert) -> rusqlite::Result<()> {
+    if !crate::channels::closes_channel(channel, row.notification_type.as_deref()) {
+        return Ok(());
+    }
+    let p = &q.prefix;
+    conn.prepare_cached(&format!(
+        "UPDATE {p}channels SET state = 'closed', version = version + 1, updated_at = ?2
+         WHERE id = ?1 AND state <> 'closed'"
+    ))?
+    .execute(params![channel, row.enqueued_at_ms])?;
+    Ok(())
 }
 
 pub(super) fn write_in(conn: &Connection, q: &Sql, w: &ChannelWrite) -> rusqlite::Result<Option<u64>> {

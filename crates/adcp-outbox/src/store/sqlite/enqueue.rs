@@ -113,6 +113,9 @@ pub(super) fn enqueue_in(
             insert.execute(params![resource, row.id.as_str()])?;
         }
     }
+    if let Some(channel) = &row.channel_id {
+        super::channels::close_after_final_in(conn, q, channel, row)?;
+    }
     // A leased row is its attempt's pending record (`attempt_at` set).
     let claimed = lease.map(|grant| leased(row, grant));
     let done = Enqueued {
