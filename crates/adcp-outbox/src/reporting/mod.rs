@@ -35,6 +35,13 @@
 //!   stream's version, so a restart or a second scheduler on the same
 //!   store never fires a period twice and never skips one.
 //!
+//! - **Aggregation** (opt-in, [`ReportingConfig::aggregate`]): buys whose
+//!   reports share a URL, `token`, authentication, frequency, timezone and
+//!   delay share one stream, one `operation_id`, one `sequence_number`:
+//!   each period's report carries the rows of every buy it covers (a
+//!   `delayed` report while one of them is late), and the `final` one
+//!   comes after the last buy ended and every buy's data closed.
+//!
 //! Reports are task envelopes (`media_buy_delivery`) on the
 //! `reporting_webhook` channel (`channel_id` `reporting_webhook:{buy}`),
 //! signed and retried like every outbox event.
@@ -96,6 +103,7 @@
 //! # fn main() {}
 //! ```
 
+mod aggregate;
 mod error;
 mod period;
 mod plan;

@@ -2,11 +2,13 @@
 //! [`DeliverySource`], and moves each stream and enqueues its report in
 //! one transaction of the outbox's store.
 
+use super::aggregate::{self, Member};
 use super::error::ReportingError;
+use super::period::Period;
 use super::plan::{self, BuyEnd, Next, StreamState};
 use super::registration::ReportingRegistration;
 use super::report::{channel_of, event_of};
-use super::source::DeliverySource;
+use super::source::{Closing, DeliverySource, PeriodDelivery};
 use crate::outbox::Outbox;
 use crate::store::{StreamRow, StreamUpdate};
 use adcp_sign::RandomSource as _;
@@ -28,6 +30,11 @@ pub struct ReportingConfig {
     /// The longest [`run`](ReportingScheduler::run) sleeps without looking
     /// (default 30 s): another process's registrations are found within it.
     pub max_sleep: Duration,
+    /// Aggregate buys whose reports share a URL, `token`, authentication,
+    /// frequency, timezone and delay into one stream: one report per
+    /// period with every covered buy's rows, one `sequence_number` (the
+    /// spec's SHOULD; default off). See [`register`](ReportingScheduler::register).
+    pub aggregate: bool,
 }
 
 impl Default for ReportingConfig {
@@ -36,6 +43,7 @@ impl Default for ReportingConfig {
             recheck: Duration::from_secs(300),
             batch: 64,
             max_sleep: Duration::from_secs(30),
+            aggregate: false,
         }
     }
 }
@@ -124,21 +132,26 @@ impl ReportingScheduler {
     /// The stream's `operation_id` is the registration's when it has one,
     /// else minted once (`rpt_` and 26 random characters) and kept.
     ///
+    /// With [`ReportingConfig::aggregate`], a new buy joins the open
+    /// aggregated stream of its key (URL, `token`, authentication,
+    /// frequency, timezone, delay, principal, signing scope) whose next
+    /// period starts no later than the buy's first, or starts one; an
+    /// aggregated buy's registration may change only in what the key does
+    /// not cover (its flight).
+    ///
     /// # Errors
     ///
     /// `stream_closed` once the `final` report went out; the store's
     /// errors.
     pub async fn register(&self, registration: ReportingRegistration) -> Result<StreamStatus, ReportingError> {
+        if let Some(group) = self.pointer(&registration.media_buy_id).await? {
+            return self.update_member(&group, registration).await;
+        }
+        if self.config.aggregate && self.outbox.store().stream(&registration.media_buy_id).await?.is_none() {
+            return self.register_aggregated(registration).await;
+        }
         let id = registration.media_buy_id.clone();
-        let operation_id = match registration
-            .reporting_webhook
-            .get("operation_id")
-            .and_then(Value::as_str)
-        {
-            Some(op) => op.to_owned(),
-            None => self.mint_operation_id()?,
-        };
-        let state = StreamState::start(&registration, operation_id)?;
+        let state = StreamState::start(&registration, self.operation_id_for(&registration)?)?;
         let next_check_at = plan::next(&registration, &state)?.due_ms();
         let stored_registration = self.seal(&id, &registration)?;
         let row = StreamRow {
@@ -182,6 +195,9 @@ impl ReportingScheduler {
     ///
     /// `unknown_stream`; the store's errors.
     pub async fn end(&self, media_buy_id: &str, end: BuyEnd, at_ms: i64) -> Result<StreamStatus, ReportingError> {
+        if let Some(group) = self.pointer(media_buy_id).await? {
+            return self.end_member(&group, media_buy_id, end, at_ms).await;
+        }
         loop {
             let row = self.load(media_buy_id).await?;
             let (reg, mut state) = self.decode(&row)?;
@@ -213,16 +229,19 @@ impl ReportingScheduler {
     ///
     /// The store's errors; a stored stream this build cannot read.
     pub async fn status(&self, media_buy_id: &str) -> Result<Option<StreamStatus>, ReportingError> {
-        let Some(row) = self.outbox.store().stream(media_buy_id).await? else {
+        let Some(mut row) = self.outbox.store().stream(media_buy_id).await? else {
             return Ok(None);
         };
+        if let Some(group) = aggregate::pointer_of(&row.state) {
+            row = self.load(&group).await?;
+        }
         let (reg, state) = self.decode(&row)?;
         let next_period_start_ms = match plan::next(&reg, &state)? {
             Next::Period { period, .. } => period.start_ms,
             _ => state.cursor_ms,
         };
         Ok(Some(StreamStatus {
-            media_buy_id: reg.media_buy_id.clone(),
+            media_buy_id: media_buy_id.to_owned(),
             operation_id: state.operation_id.clone(),
             sequence: state.sequence,
             next_period_start_ms,
@@ -301,7 +320,8 @@ impl ReportingScheduler {
                     return Ok((fired, moved));
                 }
             };
-            let step = match self.step(&reg, &state, now).await {
+            let members = self.members(&row)?;
+            let step = match self.step(&reg, &state, members.as_deref(), now).await {
                 Ok(step) => step,
                 Err(ReportingError::Outbox(e)) if e.is_retryable() => return Err(e.into()),
                 Err(e) => {
@@ -360,26 +380,39 @@ impl ReportingScheduler {
         &self,
         reg: &ReportingRegistration,
         state: &StreamState,
+        members: Option<&[Member]>,
         now: i64,
     ) -> Result<Option<(StreamState, Option<crate::store::Insert>)>, ReportingError> {
         let recheck = self.recheck_ms();
         let (after, report) = match plan::next(reg, state)? {
             Next::Period { period, due_ms } if due_ms <= now => {
-                let answer = self.source.period(reg, period).await.map_err(ReportingError::Source)?;
+                let answer = match members {
+                    Some(members) => self.group_period(members, period).await?,
+                    None => self.source.period(reg, period).await.map_err(ReportingError::Source)?,
+                };
                 plan::on_period(reg, state, period, answer, now, recheck)?
             }
             Next::Final { flight, due_ms } if due_ms <= now => {
                 if self.outbox.store().channel_busy(&channel_of(&reg.media_buy_id)).await? {
                     (plan::wait_for_earlier(state, now, recheck), None)
                 } else {
-                    let answer = self.source.closing(reg, flight).await.map_err(ReportingError::Source)?;
+                    let answer = match members {
+                        Some(members) => self.group_closing(members, flight).await?,
+                        None => self.source.closing(reg, flight).await.map_err(ReportingError::Source)?,
+                    };
                     plan::on_closing(state, flight, answer, now, recheck)
                 }
             }
             _ => return Ok(None),
         };
         let event = match report {
-            Some(report) => Some(self.outbox.prepare(event_of(reg, &after, &report)?)?),
+            Some(report) => {
+                let mut event = event_of(reg, &after, &report)?;
+                for m in members.unwrap_or_default() {
+                    event = event.resource(format!("media_buy:{}", m.reg.media_buy_id));
+                }
+                Some(self.outbox.prepare(event)?)
+            }
             None => None,
         };
         Ok(Some((after, event)))
@@ -404,6 +437,235 @@ impl ReportingScheduler {
             .ok_or_else(|| ReportingError::UnknownStream(id.to_owned()))
     }
 
+    /// The registration's `operation_id`, else a fresh one.
+    fn operation_id_for(&self, reg: &ReportingRegistration) -> Result<String, ReportingError> {
+        match reg.reporting_webhook.get("operation_id").and_then(Value::as_str) {
+            Some(op) => Ok(op.to_owned()),
+            None => self.mint_operation_id(),
+        }
+    }
+
+    /// The group a buy's row points at, if it is aggregated.
+    async fn pointer(&self, media_buy_id: &str) -> Result<Option<String>, ReportingError> {
+        Ok(self
+            .outbox
+            .store()
+            .stream(media_buy_id)
+            .await?
+            .and_then(|row| aggregate::pointer_of(&row.state)))
+    }
+
+    /// Joins `reg`'s buy to an open group of its key, or starts one; then
+    /// writes the buy's pointer.
+    async fn register_aggregated(&self, reg: ReportingRegistration) -> Result<StreamStatus, ReportingError> {
+        let buy = reg.media_buy_id.clone();
+        let key = aggregate::key(&reg);
+        let first_start = reg.calendar.period_containing(reg.flight_start_ms)?.start_ms;
+        let mut generation = 0_u32;
+        let group = loop {
+            if generation > 4096 {
+                return Err(ReportingError::InvalidRegistration(
+                    "no aggregated stream generation left for this key".to_owned(),
+                ));
+            }
+            let id = aggregate::group_id(&key, generation);
+            let Some(row) = self.outbox.store().stream(&id).await? else {
+                let members = vec![Member {
+                    reg: reg.clone(),
+                    ended: None,
+                }];
+                let group = aggregate::group_registration(&id, &members)?;
+                let state = StreamState::start(&group, self.operation_id_for(&reg)?)?;
+                let row = StreamRow {
+                    id: id.clone(),
+                    registration: self.seal_value(&id, &aggregate::to_stored(&group, &members))?,
+                    state: encode(&state),
+                    version: 0,
+                    next_check_at: plan::next(&group, &state)?.due_ms(),
+                };
+                // Another scheduler may have started it first: then the
+                // next pass looks at theirs.
+                let stored = self.outbox.store().create_stream(row).await?;
+                if self.is_member(&stored, &buy)? {
+                    break id;
+                }
+                continue;
+            };
+            let (_, state) = self.decode(&row)?;
+            let mut members = self.members(&row)?.unwrap_or_default();
+            if members.iter().any(|m| m.reg.media_buy_id == buy) {
+                break id;
+            }
+            // A closed or ending group, or one already past the buy's
+            // first period, takes no new buy: each of its periods must be
+            // reported.
+            if state.final_sent || state.ended.is_some() || state.cursor_ms > first_start {
+                generation += 1;
+                continue;
+            }
+            members.push(Member {
+                reg: reg.clone(),
+                ended: None,
+            });
+            let group = aggregate::group_registration(&id, &members)?;
+            let update = StreamUpdate {
+                id: id.clone(),
+                expected_version: row.version,
+                registration: Some(self.seal_value(&id, &aggregate::to_stored(&group, &members))?),
+                state: row.state.clone(),
+                next_check_at: plan::next(&group, &state)?.due_ms(),
+                now_ms: self.now(),
+            };
+            if self.outbox.store().advance_stream(update, None).await? {
+                break id;
+            }
+        };
+        let pointer = StreamRow {
+            id: buy.clone(),
+            registration: self.seal(&buy, &reg)?,
+            state: aggregate::pointer(&group),
+            version: 0,
+            next_check_at: None,
+        };
+        self.outbox.store().create_stream(pointer).await?;
+        self.wake.notify_one();
+        self.status(&buy).await?.ok_or(ReportingError::UnknownStream(buy))
+    }
+
+    fn is_member(&self, row: &StreamRow, buy: &str) -> Result<bool, ReportingError> {
+        Ok(self
+            .members(row)?
+            .is_some_and(|members| members.iter().any(|m| m.reg.media_buy_id == buy)))
+    }
+
+    /// Applies a new registration of an aggregated buy (its flight).
+    async fn update_member(&self, group: &str, reg: ReportingRegistration) -> Result<StreamStatus, ReportingError> {
+        let buy = reg.media_buy_id.clone();
+        self.change_member(group, &buy, |member| {
+            if aggregate::key(&member.reg) != aggregate::key(&reg) {
+                return Err(ReportingError::InvalidRegistration(format!(
+                    "media buy {buy} reports in an aggregated stream: its URL, token, authentication, frequency, \
+                     timezone and delay stay those of the stream (only its flight may change)"
+                )));
+            }
+            let changed = member.reg != reg;
+            member.reg = reg.clone();
+            Ok(changed)
+        })
+        .await?;
+        self.wake.notify_one();
+        self.status(&buy).await?.ok_or(ReportingError::UnknownStream(buy))
+    }
+
+    /// Records an aggregated buy's end; the group ends with its last buy.
+    async fn end_member(
+        &self,
+        group: &str,
+        media_buy_id: &str,
+        end: BuyEnd,
+        at_ms: i64,
+    ) -> Result<StreamStatus, ReportingError> {
+        self.change_member(group, media_buy_id, |member| {
+            if member.ended.is_some() {
+                return Ok(false);
+            }
+            member.ended = Some((end, at_ms));
+            Ok(true)
+        })
+        .await?;
+        self.wake.notify_one();
+        self.status(media_buy_id)
+            .await?
+            .ok_or_else(|| ReportingError::UnknownStream(media_buy_id.to_owned()))
+    }
+
+    /// Changes one member of `group` with `change` (which says whether it
+    /// changed anything), recomputing the group's flight and end, by
+    /// compare-and-set.
+    async fn change_member(
+        &self,
+        group: &str,
+        buy: &str,
+        change: impl Fn(&mut Member) -> Result<bool, ReportingError>,
+    ) -> Result<(), ReportingError> {
+        loop {
+            let row = self.load(group).await?;
+            let (_, mut state) = self.decode(&row)?;
+            if state.final_sent {
+                return Err(ReportingError::StreamClosed(buy.to_owned()));
+            }
+            let mut members = self.members(&row)?.unwrap_or_default();
+            let member = members
+                .iter_mut()
+                .find(|m| m.reg.media_buy_id == buy)
+                .ok_or_else(|| ReportingError::UnknownStream(buy.to_owned()))?;
+            if !change(member)? {
+                return Ok(());
+            }
+            let registration = aggregate::group_registration(group, &members)?;
+            state.ended = aggregate::group_end(&members);
+            let update = StreamUpdate {
+                id: group.to_owned(),
+                expected_version: row.version,
+                registration: Some(self.seal_value(group, &aggregate::to_stored(&registration, &members))?),
+                state: encode(&state),
+                next_check_at: plan::next(&registration, &state)?.due_ms(),
+                now_ms: self.now(),
+            };
+            if self.outbox.store().advance_stream(update, None).await? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A group's period: the rows of every member the period covers, or
+    /// "not ready" while one of them is not (expected when the last of
+    /// them expects its data).
+    async fn group_period(&self, members: &[Member], period: Period) -> Result<PeriodDelivery, ReportingError> {
+        let mut rows = Vec::new();
+        let mut waiting: Option<Option<i64>> = None;
+        for member in members.iter().filter(|m| m.covers(period)) {
+            match self
+                .source
+                .period(&member.reg, period)
+                .await
+                .map_err(ReportingError::Source)?
+            {
+                PeriodDelivery::Ready(Value::Array(r)) => rows.extend(r),
+                PeriodDelivery::Ready(row) => rows.push(row),
+                PeriodDelivery::NotReady { expected_at_ms } => {
+                    waiting = Some(match waiting {
+                        None => expected_at_ms,
+                        Some(Some(before)) => expected_at_ms.map(|at| at.max(before)),
+                        Some(None) => None,
+                    });
+                }
+            }
+        }
+        Ok(match waiting {
+            Some(expected_at_ms) => PeriodDelivery::NotReady { expected_at_ms },
+            None => PeriodDelivery::Ready(Value::Array(rows)),
+        })
+    }
+
+    /// A group's closing: closed when every member's data is.
+    async fn group_closing(&self, members: &[Member], flight: Period) -> Result<Closing, ReportingError> {
+        let mut rows = Vec::new();
+        for member in members {
+            match self
+                .source
+                .closing(&member.reg, flight)
+                .await
+                .map_err(ReportingError::Source)?
+            {
+                Closing::Closed(Value::Array(r)) => rows.extend(r),
+                Closing::Closed(row) => rows.push(row),
+                Closing::Open => return Ok(Closing::Open),
+            }
+        }
+        Ok(Closing::Closed(Value::Array(rows)))
+    }
+
     fn mint_operation_id(&self) -> Result<String, ReportingError> {
         const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
         let mut bytes = [0_u8; 26];
@@ -420,7 +682,11 @@ impl ReportingScheduler {
     }
 
     fn seal(&self, id: &str, reg: &ReportingRegistration) -> Result<Vec<u8>, ReportingError> {
-        let plain = reg.to_stored().to_string().into_bytes();
+        self.seal_value(id, &reg.to_stored())
+    }
+
+    fn seal_value(&self, id: &str, stored: &Value) -> Result<Vec<u8>, ReportingError> {
+        let plain = stored.to_string().into_bytes();
         Ok(match &self.outbox.config().encryption {
             Some(ring) => ring.seal(id, "registration", &plain)?,
             None => plain,
@@ -428,6 +694,18 @@ impl ReportingScheduler {
     }
 
     fn decode(&self, row: &StreamRow) -> Result<(ReportingRegistration, StreamState), ReportingError> {
+        let reg = self.stored_registration(row)?;
+        let state: StreamState = serde_json::from_slice(&row.state)
+            .map_err(|_| crate::OutboxError::Schema(format!("stream {}: unreadable state", row.id)))?;
+        Ok((ReportingRegistration::from_stored(&reg)?, state))
+    }
+
+    /// A group's members; `None` for a single buy's stream.
+    fn members(&self, row: &StreamRow) -> Result<Option<Vec<Member>>, ReportingError> {
+        aggregate::members_of(&self.stored_registration(row)?)
+    }
+
+    fn stored_registration(&self, row: &StreamRow) -> Result<Value, ReportingError> {
         let plain = match (row.registration.first(), &self.outbox.config().encryption) {
             (Some(&PLAIN), _) => row.registration.clone(),
             (_, Some(ring)) => ring.open(&row.id, "registration", &row.registration)?,
@@ -439,10 +717,8 @@ impl ReportingScheduler {
                 .into())
             }
         };
-        let unreadable = |what: &str| crate::OutboxError::Schema(format!("stream {}: unreadable {what}", row.id));
-        let reg: Value = serde_json::from_slice(&plain).map_err(|_| unreadable("registration"))?;
-        let state: StreamState = serde_json::from_slice(&row.state).map_err(|_| unreadable("state"))?;
-        Ok((ReportingRegistration::from_stored(&reg)?, state))
+        serde_json::from_slice(&plain)
+            .map_err(|_| crate::OutboxError::Schema(format!("stream {}: unreadable registration", row.id)).into())
     }
 }
 

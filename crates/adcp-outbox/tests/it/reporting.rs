@@ -493,3 +493,119 @@ async fn a_paused_reporting_channel_suppresses_its_reports_and_nothing_arrives_l
     let (day1, day4) = (adcp_outbox::rfc3339_ms(T0), adcp_outbox::rfc3339_ms(T0 + 3 * DAY));
     assert_eq!(seen, [(1, day1.as_str()), (2, day4.as_str())]);
 }
+
+#[tokio::test]
+async fn aggregated_buys_share_one_stream_with_one_sequence_and_every_covered_row() {
+    let clock = ManualClock::new(T0);
+    let path = temp_file("reporting-aggregate");
+    let outbox = open(&path, &clock);
+    let source = Arc::new(Numbers::default());
+    *source.clock.lock().unwrap() = Some(clock.clone());
+    // Day 2's data is late (for every buy of the period).
+    source
+        .ready_at
+        .lock()
+        .unwrap()
+        .insert(T0 + DAY, T0 + 2 * DAY + 2 * HOUR);
+    let config = ReportingConfig {
+        recheck: Duration::from_secs(600),
+        aggregate: true,
+        ..ReportingConfig::default()
+    };
+    let s = ReportingScheduler::new(outbox.clone(), Arc::clone(&source) as Arc<dyn DeliverySource>, config);
+    let shared = hook("https://buyer.example/agg", "daily");
+    let reg = |buy: &str, hook: &Value, start: i64, end: i64| {
+        ReportingRegistration::from_products(buy, hook, &products("UTC", 0), start, end).unwrap()
+    };
+    let a = s.register(reg("mb_a", &shared, T0, T0 + 3 * DAY)).await.unwrap();
+    let b = s.register(reg("mb_b", &shared, T0 + DAY, T0 + 4 * DAY)).await.unwrap();
+    assert_eq!(a.operation_id, b.operation_id, "one stream");
+    let mut other = shared.clone();
+    other["token"] = "another_token_0123456789".into();
+    let c = s.register(reg("mb_c", &other, T0, T0 + DAY)).await.unwrap();
+    assert_ne!(c.operation_id, a.operation_id, "another token, another stream");
+
+    for day in 1..=4 {
+        clock.set_ms(T0 + day * DAY);
+        s.tick().await.unwrap();
+        if day == 2 {
+            clock.set_ms(T0 + 2 * DAY + 2 * HOUR);
+            s.tick().await.unwrap();
+        }
+    }
+    s.end("mb_a", BuyEnd::Completed, T0 + 3 * DAY).await.unwrap();
+    s.end("mb_c", BuyEnd::Completed, T0 + DAY).await.unwrap();
+    *source.closed.lock().unwrap() = true;
+    let deliver = || {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute(
+                "UPDATE adcp_outbox_events SET state = 'delivered' WHERE state = 'pending'",
+                [],
+            )
+            .unwrap()
+    };
+    deliver();
+    clock.advance_ms(HOUR);
+    s.tick().await.unwrap();
+    assert!(!s.status("mb_a").await.unwrap().unwrap().closed, "mb_b has not ended");
+    s.end("mb_b", BuyEnd::Completed, T0 + 4 * DAY).await.unwrap();
+    deliver();
+    clock.advance_ms(HOUR);
+    assert_eq!(s.tick().await.unwrap(), 1, "the aggregated stream's final");
+    assert!(s.status("mb_b").await.unwrap().unwrap().closed);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let bodies: Vec<Value> = conn
+        .prepare("SELECT body FROM adcp_outbox_events ORDER BY enqueued_at, rowid")
+        .unwrap()
+        .query_map([], |r| r.get::<_, Vec<u8>>(0))
+        .unwrap()
+        .map(|b| serde_json::from_slice(&b.unwrap()).unwrap())
+        .collect();
+    let stream: Vec<&Value> = bodies
+        .iter()
+        .filter(|b| b["operation_id"] == a.operation_id.as_str())
+        .collect();
+    let seen: Vec<(u64, &str, Vec<&str>)> = stream
+        .iter()
+        .map(|b| {
+            let r = &b["result"];
+            let buys = r["media_buy_deliveries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["media_buy_id"].as_str().unwrap())
+                .collect();
+            (
+                r["sequence_number"].as_u64().unwrap(),
+                r["notification_type"].as_str().unwrap(),
+                buys,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, "scheduled", vec!["mb_a"]),
+            (2, "delayed", vec![]),
+            (3, "scheduled", vec!["mb_a", "mb_b"]),
+            (4, "scheduled", vec!["mb_a", "mb_b"]),
+            (5, "scheduled", vec!["mb_b"]),
+            (6, "final", vec!["mb_a", "mb_b"]),
+        ]
+    );
+    let result = schema_validator("media-buy/media-buy-delivery-webhook-result.json");
+    for body in &stream {
+        if let Some(v) = &result {
+            assert!(v.is_valid(&body["result"]), "{body}");
+        }
+    }
+    // The other token's stream: its own sequence from 1.
+    let others: Vec<u64> = bodies
+        .iter()
+        .filter(|b| b["token"] == "another_token_0123456789")
+        .map(|b| b["result"]["sequence_number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(others, [1, 2]);
+}
