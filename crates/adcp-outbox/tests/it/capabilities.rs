@@ -5,7 +5,7 @@
 use crate::support::*;
 use adcp_outbox::capabilities::{check_advertised, webhook_signing_block, CapabilityError, WEBHOOK_SIGNING_PROFILE};
 use adcp_outbox::{CoalescingPolicy, OutboxConfig, StaticSigners};
-use adcp_sign::{Algorithm, BoxSigner, HttpSigner, SoftwareSigner};
+use adcp_sign::{Algorithm, BoxSigner, HttpSigner, Signer as _, SoftwareSigner};
 use adcp_webhook::RetryPolicy;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -237,4 +237,53 @@ fn a_block_that_does_not_describe_the_outbox_is_refused() {
             .contains("webhook_signing.profile is \"adcp/webhook-signing/v2\""),
         "{err}"
     );
+}
+
+/// A key whose algorithm the webhook profile does not permit.
+struct HmacKey;
+
+impl adcp_sign::Signer for HmacKey {
+    fn key_id(&self) -> &str {
+        "shared-secret-1"
+    }
+
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::HmacSha256
+    }
+
+    async fn sign(&self, _message: &[u8]) -> Result<Vec<u8>, adcp_sign::SignerError> {
+        Ok(vec![0; 32])
+    }
+}
+
+#[test]
+fn an_hmac_key_cannot_be_wired_as_a_webhook_signer() {
+    // The webhook profile's signer refuses the key before any wiring could
+    // hold it, so `AlgorithmNotInProfile` in the block's builder is a
+    // second line that a valid `HttpSigner` never reaches.
+    let err = HttpSigner::webhook(BoxSigner::new(HmacKey)).map(|_| ()).unwrap_err();
+    assert_eq!(err.code(), "alg_not_allowed", "{err}");
+    assert_eq!(HmacKey.key_id(), "shared-secret-1");
+}
+
+#[test]
+fn an_unsupported_flag_or_another_profile_is_refused() {
+    let signers = signers();
+    let kept = config(86_400);
+    let block = webhook_signing_block(&signers, &kept, false).unwrap().to_json();
+    let mut off = block.clone();
+    off["supported"] = json!(false);
+    let err = check_advertised(&response(off, 300), &signers, &kept).unwrap_err();
+    assert_eq!(
+        err,
+        CapabilityError::NotSupported {
+            advertised: "false".into()
+        }
+    );
+    assert!(err.to_string().contains("supported is false"), "{err}");
+    let mut other = block;
+    other["profile"] = json!("some-other-profile");
+    let err = check_advertised(&response(other, 300), &signers, &kept).unwrap_err();
+    assert!(matches!(err, CapabilityError::ProfileMismatch { .. }), "{err}");
+    assert!(err.to_string().contains("some-other-profile"), "{err}");
 }
