@@ -152,7 +152,9 @@ echo
 for store in $stores; do
     name="gateway-${store%%:*}"
     [ -f "$out/$name.json" ] || continue
-    echo "$name / floor: $(ratio "$(rps "$name")" "$floor_rps") (target for memory: >= 0.8)"
+    target=
+    [ "$name" = gateway-memory ] && target=' (target: >= 0.8)'
+    echo "$name / floor: $(ratio "$(rps "$name")" "$floor_rps")$target"
 done
 if [ -f "$out/gateway-memory.json" ] && [ -f "$out/gateway-sqlite.json" ]; then
     echo "gateway-sqlite / gateway-memory: $(ratio "$(rps gateway-sqlite)" "$(rps gateway-memory)") (target: >= 0.8)"
