@@ -15,6 +15,9 @@
 //! | `POST /v1/channels/{id}/pause`, `…/resume` | pause (pending events withdrawn) or resume (URL checked again) |
 //! | `POST /v1/channels/{id}/activate` | run a subscriber's activation challenge (when the relay has the seller's agent URL) |
 //! | `POST /v1/buys/{media_buy_id}/terminate` | close the buy's `push_notification_config` channel; its `reporting_webhook` closes with its `final` report |
+//! | `PUT /v1/reporting/{media_buy_id}` | register a buy's `reporting_webhook` stream (when the relay has a reporting source) |
+//! | `POST /v1/reporting/{media_buy_id}/end` | the buy reached `completed`, `canceled` or `rejected` |
+//! | `GET /v1/reporting/{media_buy_id}` | where its stream stands |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /healthz` | `200` while the store answers, else `503` |
 //! | `GET /openapi.json` | the API's OpenAPI 3.1 document |
@@ -24,6 +27,7 @@
 mod channels;
 mod openapi;
 mod reply;
+mod reporting;
 mod submit;
 
 pub use openapi::openapi_document;
@@ -74,6 +78,7 @@ pub struct RelayApi {
     metrics: Option<Arc<DispatchMetrics>>,
     max_request_bytes: usize,
     activator: Option<(Arc<dyn crate::channels::Activator>, Arc<str>)>,
+    reporting: Option<crate::reporting::ReportingScheduler>,
 }
 
 impl std::fmt::Debug for RelayApi {
@@ -100,6 +105,7 @@ impl RelayApi {
             metrics: None,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             activator: None,
+            reporting: None,
         }
     }
 
@@ -132,6 +138,15 @@ impl RelayApi {
         self
     }
 
+    /// Serves the reporting routes (`/v1/reporting/{media_buy_id}`) with
+    /// `scheduler` (whose [`run`](crate::reporting::ReportingScheduler::run)
+    /// the caller drives).
+    #[must_use]
+    pub fn with_reporting(mut self, scheduler: crate::reporting::ReportingScheduler) -> Self {
+        self.reporting = Some(scheduler);
+        self
+    }
+
     /// The largest request body (default [`DEFAULT_MAX_REQUEST_BYTES`]).
     #[must_use]
     pub fn with_max_request_bytes(mut self, bytes: usize) -> Self {
@@ -152,6 +167,11 @@ impl RelayApi {
             .route("/v1/channels/{id}/resume", post(channels::resume))
             .route("/v1/channels/{id}/activate", post(channels::activate))
             .route("/v1/buys/{media_buy_id}/terminate", post(channels::terminate))
+            .route(
+                "/v1/reporting/{media_buy_id}",
+                axum::routing::put(reporting::register).get(reporting::show),
+            )
+            .route("/v1/reporting/{media_buy_id}/end", post(reporting::end))
             .route("/metrics", get(metrics))
             .route("/healthz", get(healthz))
             .route("/openapi.json", get(openapi))

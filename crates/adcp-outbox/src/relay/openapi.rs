@@ -85,6 +85,31 @@ pub fn openapi_document() -> Value {
                         "rebuilt": {"type": "integer", "description": "Events never attempted, rebuilt for the new registration by this call."}
                     }
                 },
+                "ReportingRequest": {
+                    "type": "object",
+                    "required": ["reporting_webhook", "reporting_capabilities", "start_time", "end_time"],
+                    "properties": {
+                        "reporting_webhook": {"type": "object", "description": "core/reporting-webhook.json, as the buyer registered it."},
+                        "reporting_capabilities": {"type": "array", "items": {"type": "object"}, "description": "The reporting_capabilities of the buy's products (one timezone; the frequency offered by each)."},
+                        "start_time": {"type": "string", "format": "date-time"},
+                        "end_time": {"type": "string", "format": "date-time"},
+                        "principal": {"type": "string"},
+                        "signing_scope": {"type": "string"}
+                    }
+                },
+                "ReportingStream": {
+                    "type": "object",
+                    "required": ["media_buy_id", "operation_id", "sequence_number", "closed"],
+                    "properties": {
+                        "media_buy_id": {"type": "string"},
+                        "operation_id": {"type": "string"},
+                        "sequence_number": {"type": "integer", "description": "The last one sent (0: none yet)."},
+                        "next_period_start": {"type": "string", "format": "date-time"},
+                        "next_check_at": {"type": ["string", "null"], "format": "date-time"},
+                        "ended": {"type": ["object", "null"]},
+                        "closed": {"type": "boolean"}
+                    }
+                },
                 "Event": {
                     "type": "object",
                     "required": ["id", "idempotency_key", "state", "attempts"],
@@ -233,6 +258,45 @@ pub fn openapi_document() -> Value {
                     "parameters": [{"name": "media_buy_id", "in": "path", "required": true, "schema": {"type": "string"}}],
                     "responses": {
                         "200": {"description": "{\"closed\": [Channel …], \"awaiting_final\": [channel id …]}"},
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/reporting/{media_buy_id}": {
+                "put": {
+                    "summary": "Register (or update) a buy's reporting_webhook stream; the relay asks its reporting source for the numbers",
+                    "parameters": [{"name": "media_buy_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReportingRequest"}}}},
+                    "responses": {
+                        "200": {"description": "The stream", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReportingStream"}}}},
+                        "400": error_response("Malformed request; products disagreeing on the timezone or not offering the frequency; a refused destination"),
+                        "401": error_response("API token missing or wrong"),
+                        "409": error_response("The stream sent its final report"),
+                        "501": error_response("The relay runs no reporting source"),
+                        "503": error_response("The store is unavailable")
+                    }
+                },
+                "get": {
+                    "summary": "Where a buy's reporting stream stands",
+                    "parameters": [{"name": "media_buy_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "The stream", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReportingStream"}}}},
+                        "404": error_response("No stream for this buy"),
+                        "501": error_response("The relay runs no reporting source"),
+                        "503": error_response("The store is unavailable")
+                    }
+                }
+            },
+            "/v1/reporting/{media_buy_id}/end": {
+                "post": {
+                    "summary": "The buy reached completed, canceled or rejected: the final report follows once its data is closed",
+                    "parameters": [{"name": "media_buy_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["status", "at"], "properties": {"status": {"enum": ["completed", "canceled", "rejected"]}, "at": {"type": "string", "format": "date-time"}}}}}},
+                    "responses": {
+                        "200": {"description": "The stream", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReportingStream"}}}},
+                        "400": error_response("Malformed request"),
+                        "404": error_response("No stream for this buy"),
+                        "501": error_response("The relay runs no reporting source"),
                         "503": error_response("The store is unavailable")
                     }
                 }

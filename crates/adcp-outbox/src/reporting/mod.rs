@@ -105,6 +105,8 @@
 
 mod aggregate;
 mod error;
+#[cfg(feature = "relay")]
+mod http_source;
 mod period;
 mod plan;
 mod registration;
@@ -113,6 +115,8 @@ mod scheduler;
 mod source;
 
 pub use error::ReportingError;
+#[cfg(feature = "relay")]
+pub use http_source::HttpDeliverySource;
 pub use period::{Calendar, Frequency, Period};
 pub use plan::BuyEnd;
 pub use registration::ReportingRegistration;

@@ -14,5 +14,6 @@ mod enqueue;
 mod records;
 mod relay_api;
 mod relay_props;
+mod relay_reporting;
 mod reporting;
 mod support;

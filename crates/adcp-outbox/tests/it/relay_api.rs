@@ -359,7 +359,7 @@ async fn the_openapi_document_matches_the_routes() {
     let (s, served) = call(&router, "GET", "/openapi.json", None, vec![], None).await;
     assert_eq!((s, &served), (StatusCode::OK, &doc));
     let paths = doc["paths"].as_object().unwrap();
-    assert_eq!(paths.len(), 13);
+    assert_eq!(paths.len(), 15);
     for (path, ops) in paths {
         for method in ops.as_object().unwrap().keys() {
             let uri = path.replace("{id}", e.id.as_str()).replace("{media_buy_id}", "mb_none");

@@ -54,6 +54,10 @@ pub struct RelayConfig {
     /// as this agent (`POST /v1/channels/{id}/activate`); unset, the relay
     /// runs none.
     pub agent_url: Option<String>,
+    /// The application's URL the reporting schedule asks for each period's
+    /// numbers (`adcp_outbox::reporting::HttpDeliverySource`); unset, the
+    /// relay runs no reporting schedule.
+    pub reporting_source: Option<String>,
 }
 
 impl Default for RelayConfig {
@@ -75,6 +79,7 @@ impl Default for RelayConfig {
             retention_days: 30,
             encryption_keys: Vec::new(),
             agent_url: None,
+            reporting_source: None,
         }
     }
 }
@@ -155,6 +160,10 @@ pub struct RelayArgs {
     /// are sent (`POST /v1/channels/{id}/activate`).
     #[arg(long, value_name = "URL", env = "ADCP_RELAY_AGENT_URL")]
     pub agent_url: Option<String>,
+    /// The application's URL the reporting schedule asks for each period's
+    /// delivery numbers (enables `/v1/reporting/{media_buy_id}`).
+    #[arg(long, value_name = "URL", env = "ADCP_RELAY_REPORTING_SOURCE")]
+    pub reporting_source: Option<String>,
 }
 
 /// A setting that cannot be used.
@@ -252,9 +261,16 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
         };
         encryption.push((id.to_owned(), PathBuf::from(path)));
     }
-    if let Some(url) = &config.agent_url {
-        if !url.starts_with("https://") && !url.starts_with("http://") {
-            return Err(RelayArgsError::Invalid(format!("--agent-url {url:?}: an absolute http(s) URL")));
+    for (flag, url) in [
+        ("--agent-url", &config.agent_url),
+        ("--reporting-source", &config.reporting_source),
+    ] {
+        if let Some(url) = url {
+            if !url.starts_with("https://") && !url.starts_with("http://") {
+                return Err(RelayArgsError::Invalid(format!(
+                    "{flag} {url:?}: an absolute http(s) URL"
+                )));
+            }
         }
     }
     adcp_outbox::check_prefix(&config.table_prefix)
@@ -275,6 +291,7 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
         retention: Duration::from_secs(config.retention_days.saturating_mul(86_400)),
         encryption,
         agent_url: config.agent_url,
+        reporting_source: config.reporting_source,
     })
 }
 

@@ -47,6 +47,9 @@ pub struct RelaySettings {
     /// The seller's agent URL for activation challenges (none: no
     /// activation route).
     pub agent_url: Option<String>,
+    /// The application's URL the reporting schedule asks for numbers
+    /// (none: no reporting schedule).
+    pub reporting_source: Option<String>,
 }
 
 /// Why the relay refuses to start.
@@ -138,6 +141,26 @@ fn activation_sender(
     Ok(Arc::new(sender))
 }
 
+/// The HTTP client asking the application for reporting numbers: the web
+/// PKI's roots, no redirects, a 10 s deadline per question.
+fn reporting_client() -> Result<reqwest::Client, RelayError> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| RelayError::Config(format!("tls: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| RelayError::Config(format!("--reporting-source client: {e}")))
+}
+
 /// Checks the settings that need no I/O.
 ///
 /// # Errors
@@ -223,6 +246,19 @@ async fn serve_inner(
     if let Some(agent_url) = &settings.agent_url {
         api = api.with_activator(activation_sender(&settings, client_policy)?, agent_url.clone());
     }
+    let reporting = match &settings.reporting_source {
+        Some(url) => {
+            let source = adcp_outbox::reporting::HttpDeliverySource::new(url.clone(), reporting_client()?);
+            let scheduler = adcp_outbox::reporting::ReportingScheduler::new(
+                outbox.clone(),
+                Arc::new(source),
+                adcp_outbox::reporting::ReportingConfig::default(),
+            );
+            api = api.with_reporting(scheduler.clone());
+            Some(scheduler)
+        }
+        None => None,
+    };
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .map_err(|e| RelayError::Config(format!("--listen {}: {e}", settings.listen)))?;
@@ -250,6 +286,16 @@ async fn serve_inner(
                 tracing::warn!(error = %e, "outbox purge failed; the next one retries");
             }
         }
+    });
+    let schedule = reporting.map(|scheduler| {
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            scheduler
+                .run(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await;
+        })
     });
     let mut http_stop = stop_rx.clone();
     let server = tokio::spawn(async move {
@@ -279,6 +325,9 @@ async fn serve_inner(
     let _ = stop_tx.send(true);
     let _ = server.await;
     let _ = dispatcher.await;
+    if let Some(schedule) = schedule {
+        let _ = schedule.await;
+    }
     purger.abort();
     Ok(())
 }

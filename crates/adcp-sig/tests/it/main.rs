@@ -31,6 +31,7 @@ mod grade_sender;
 mod relay_crash;
 mod relay_fleet;
 mod relay_isolation;
+mod relay_reporting_cli;
 mod relay_slow_upstream;
 mod relay_store_faults;
 mod relay_support;
