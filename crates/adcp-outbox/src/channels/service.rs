@@ -162,6 +162,14 @@ impl Channels {
         }
     }
 
+    async fn row(&self, id: &str) -> Result<ChannelRow, OutboxError> {
+        self.outbox
+            .store()
+            .channel(id)
+            .await?
+            .ok_or_else(|| OutboxError::UnknownChannel(id.to_owned()))
+    }
+
     async fn require(&self, id: &str) -> Result<ChannelView, OutboxError> {
         self.get(id)
             .await?
@@ -232,12 +240,7 @@ impl Channels {
     ) -> Result<ChannelView, OutboxError> {
         let activated = report.outcome.is_activated();
         loop {
-            let row = self
-                .outbox
-                .store()
-                .channel(id)
-                .await?
-                .ok_or_else(|| OutboxError::UnknownChannel(id.to_owned()))?;
+            let row = self.row(id).await?;
             if row.state == ChannelState::Closed.as_str() {
                 return Err(closed(id));
             }
@@ -329,12 +332,7 @@ impl Channels {
         flush: bool,
     ) -> Result<ChannelView, OutboxError> {
         loop {
-            let row = self
-                .outbox
-                .store()
-                .channel(id)
-                .await?
-                .ok_or_else(|| OutboxError::UnknownChannel(id.to_owned()))?;
+            let row = self.row(id).await?;
             let reg = stored_registration(&self.view(&row)?)?;
             if row.state == ChannelState::Closed.as_str() {
                 return if flush { self.view(&row) } else { Err(closed(id)) };

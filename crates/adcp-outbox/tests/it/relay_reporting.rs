@@ -189,14 +189,7 @@ async fn a_relay_killed_and_restarted_around_boundaries_reports_every_period_onc
     let (_, stream) = call(&router, "GET", "/v1/reporting/mb_r", Value::Null).await;
     assert_eq!(stream["closed"], true, "{stream}");
 
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let bodies: Vec<Value> = conn
-        .prepare("SELECT body FROM adcp_outbox_events ORDER BY enqueued_at, rowid")
-        .unwrap()
-        .query_map([], |r| r.get::<_, Vec<u8>>(0))
-        .unwrap()
-        .map(|b| serde_json::from_slice(&b.unwrap()).unwrap())
-        .collect();
+    let bodies = crate::support::stored_bodies(&path);
     let seq: Vec<u64> = bodies
         .iter()
         .map(|b| b["result"]["sequence_number"].as_u64().unwrap())

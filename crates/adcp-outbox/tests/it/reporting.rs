@@ -104,14 +104,7 @@ fn scheduler(outbox: &Outbox, source: &Arc<Numbers>) -> ReportingScheduler {
 
 /// The bodies enqueued on a buy's channel, in enqueue order.
 fn enqueued(path: &Path, buy: &str) -> Vec<Value> {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT body FROM adcp_outbox_events WHERE channel_id = ?1 ORDER BY enqueued_at, rowid")
-        .unwrap();
-    stmt.query_map([format!("reporting_webhook:{buy}")], |r| r.get::<_, Vec<u8>>(0))
-        .unwrap()
-        .map(|b| serde_json::from_slice(&b.unwrap()).unwrap())
-        .collect()
+    crate::support::stored_bodies_where(path, &format!("reporting_webhook:{buy}"))
 }
 
 #[tokio::test]
@@ -555,14 +548,7 @@ async fn aggregated_buys_share_one_stream_with_one_sequence_and_every_covered_ro
     assert_eq!(s.tick().await.unwrap(), 1, "the aggregated stream's final");
     assert!(s.status("mb_b").await.unwrap().unwrap().closed);
 
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let bodies: Vec<Value> = conn
-        .prepare("SELECT body FROM adcp_outbox_events ORDER BY enqueued_at, rowid")
-        .unwrap()
-        .query_map([], |r| r.get::<_, Vec<u8>>(0))
-        .unwrap()
-        .map(|b| serde_json::from_slice(&b.unwrap()).unwrap())
-        .collect();
+    let bodies = crate::support::stored_bodies(&path);
     let stream: Vec<&Value> = bodies
         .iter()
         .filter(|b| b["operation_id"] == a.operation_id.as_str())

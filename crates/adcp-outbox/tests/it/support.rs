@@ -265,3 +265,23 @@ pub fn schema_validator(path: &str) -> Option<jsonschema::Validator> {
             .unwrap(),
     )
 }
+
+/// Every body stored in the outbox file at `path` (default prefix,
+/// unencrypted), in enqueue order.
+pub fn stored_bodies(path: &std::path::Path) -> Vec<Value> {
+    stored_bodies_where(path, "%")
+}
+
+/// The stored bodies whose `channel_id` is like `channel` (SQL `LIKE`).
+pub fn stored_bodies_where(path: &std::path::Path, channel: &str) -> Vec<Value> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT body FROM adcp_outbox_events WHERE COALESCE(channel_id, '') LIKE ?1 ORDER BY enqueued_at, rowid",
+        )
+        .unwrap();
+    stmt.query_map([channel], |r| r.get::<_, Vec<u8>>(0))
+        .unwrap()
+        .map(|b| serde_json::from_slice(&b.unwrap()).unwrap())
+        .collect()
+}
