@@ -342,18 +342,28 @@ async fn signer(args: &SignerArgs) -> Result<Report, GradeError> {
         },
         (None, None) => return Err(GradeError::Signer("--key-file FILE or --signer-url URL".into())),
     };
-    let keys = match (&args.agent, &args.jwks) {
+    let keys = published_keys(args.agent.as_deref(), args.jwks.as_deref(), &args.test_network)?;
+    adcp_grade::grade_signer(&SignerConfig { signer, keys }, &options).await
+}
+
+/// The keys a signer's or sender's output is graded against: a JWKS file,
+/// or the agent's (discovered through its brand.json).
+fn published_keys(
+    agent: Option<&str>,
+    jwks: Option<&std::path::Path>,
+    network: &TestNetworkArgs,
+) -> Result<PublishedKeys, GradeError> {
+    Ok(match (agent, jwks) {
         (_, Some(path)) => PublishedKeys::Jwks {
             jwks: read_json(path).map_err(GradeError::Keys)?,
-            agent: args.agent.clone().unwrap_or_else(|| "jwks-file".into()),
+            agent: agent.unwrap_or("jwks-file").to_owned(),
         },
         (Some(url), None) => PublishedKeys::Agent {
-            url: url.clone(),
-            fetch: args.test_network.fetch_config().map_err(GradeError::Keys)?,
+            url: url.to_owned(),
+            fetch: network.fetch_config().map_err(GradeError::Keys)?,
         },
         (None, None) => return Err(GradeError::Keys("--agent URL or --jwks FILE".into())),
-    };
-    adcp_grade::grade_signer(&SignerConfig { signer, keys }, &options).await
+    })
 }
 
 async fn sender(args: &SenderArgs) -> Result<Report, GradeError> {
@@ -364,17 +374,7 @@ async fn sender(args: &SenderArgs) -> Result<Report, GradeError> {
             adcp_grade::MAX_WINDOW.as_secs()
         )));
     }
-    let keys = match (&args.agent, &args.jwks) {
-        (_, Some(path)) => PublishedKeys::Jwks {
-            jwks: read_json(path).map_err(GradeError::Keys)?,
-            agent: args.agent.clone().unwrap_or_else(|| "jwks-file".into()),
-        },
-        (Some(url), None) => PublishedKeys::Agent {
-            url: url.clone(),
-            fetch: args.test_network.fetch_config().map_err(GradeError::Keys)?,
-        },
-        (None, None) => return Err(GradeError::Keys("--agent URL or --jwks FILE".into())),
-    };
+    let keys = published_keys(args.agent.as_deref(), args.jwks.as_deref(), &args.test_network)?;
     let mut config = SenderConfig::new(args.listen, keys);
     config.public_url.clone_from(&args.public_url);
     config.window = Duration::from_secs(args.window);
@@ -396,7 +396,7 @@ async fn sender(args: &SenderArgs) -> Result<Report, GradeError> {
     adcp_grade::grade_sender(config, ready, stop).await
 }
 
-fn read_json(path: &PathBuf) -> Result<serde_json::Value, String> {
+fn read_json(path: &std::path::Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
