@@ -1,18 +1,5 @@
 //! A [`DeliverySource`] over HTTP: the relay asks the seller's
 //! application, in any language, for a period's numbers.
-//!
-//! The relay `POST`s JSON to the configured URL:
-//!
-//! - `{"question": "period", "media_buy_id", "period": {"start", "end", "timezone"}}`
-//!   answered `{"status": "ready", "media_buy_deliveries": [...]}` or
-//!   `{"status": "not_ready", "expected_at": RFC3339?}`;
-//! - `{"question": "closing", "media_buy_id", "flight": {"start", "end", "timezone"}}`
-//!   answered `{"status": "closed", "media_buy_deliveries": [...]}` or
-//!   `{"status": "open"}`.
-//!
-//! Any other answer (a non-`2xx`, a body over 1 MiB, another shape) is a
-//! source error: nothing is sent for the period, and the scheduler asks
-//! again after its recheck interval.
 
 use super::period::Period;
 use super::registration::ReportingRegistration;
@@ -23,7 +10,21 @@ use serde_json::{json, Value};
 /// The largest answer read.
 const MAX_ANSWER_BYTES: usize = 1 << 20;
 
-/// Asks the application at a URL (see the [module docs](self)).
+/// Asks the application at a URL for a period's numbers: the relay's
+/// reporting source, for sellers in any language.
+///
+/// It `POST`s JSON to the URL:
+///
+/// - `{"question": "period", "media_buy_id", "period": {"start", "end", "timezone"}}`
+///   answered `{"status": "ready", "media_buy_deliveries": [...]}` or
+///   `{"status": "not_ready", "expected_at": RFC3339?}`;
+/// - `{"question": "closing", "media_buy_id", "flight": {"start", "end", "timezone"}}`
+///   answered `{"status": "closed", "media_buy_deliveries": [...]}` or
+///   `{"status": "open"}`.
+///
+/// Any other answer (a non-`2xx`, a body over 1 MiB, another shape) is a
+/// source error: nothing is sent for the period, and the scheduler asks
+/// again after its recheck interval.
 #[derive(Debug, Clone)]
 pub struct HttpDeliverySource {
     url: String,
