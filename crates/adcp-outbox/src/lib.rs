@@ -6,9 +6,9 @@
 //!
 //! - [`Outbox`] enqueues: idempotent on the signing scope and
 //!   `idempotency_key` with the same RFC 8785 payload; on the
-//!   application's own transaction ([`enqueue_sqlite`],
-//!   [`enqueue_postgres`]) so a business change and its webhook commit
-//!   or roll back together.
+//!   application's own transaction (`enqueue_sqlite`, `enqueue_postgres`
+//!   with the `postgres` feature) so a business change and its webhook
+//!   commit or roll back together.
 //! - [`Dispatcher`] delivers: claims due events under a lease, signs each
 //!   attempt afresh (the same key and bytes every time), classifies the
 //!   answer by the spec, and records the outcome fenced by the lease.

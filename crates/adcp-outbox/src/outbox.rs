@@ -143,8 +143,8 @@ impl Outbox {
 
     /// The row `event` is stored as: JCS fingerprint, origin, coalescing
     /// window, horizon, a fresh id. For enqueueing in an application's own
-    /// transaction ([`enqueue_sqlite`](crate::enqueue_sqlite),
-    /// [`enqueue_postgres`](crate::enqueue_postgres)).
+    /// transaction (`enqueue_sqlite`, and `enqueue_postgres` with the
+    /// `postgres` feature).
     ///
     /// # Errors
     ///
