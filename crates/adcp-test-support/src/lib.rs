@@ -10,6 +10,7 @@
 //!   the durability and fault tests that kill, pause or restart Redis.
 //! - [`rfc3339`]: Unix seconds as an RFC 3339 UTC timestamp, for test
 //!   documents.
+//! - [`http_client`]: a plain HTTP client for servers under test.
 //! - [`database_url`] / [`redis_url`]: the PostgreSQL and Redis servers of
 //!   the tests — `DATABASE_URL` / `REDIS_URL` when they answer, else a
 //!   private server per test process started from the installed binaries
@@ -25,6 +26,7 @@
 
 mod alloc_count;
 mod criterion_report;
+mod http;
 pub mod postgres_server;
 pub mod redis_server;
 mod rfc3339;
@@ -33,5 +35,6 @@ mod watchdog;
 
 pub use alloc_count::{allocations_during, CountingAllocator};
 pub use criterion_report::{criterion_dir, criterion_mean_ns};
+pub use http::http_client;
 pub use rfc3339::rfc3339;
 pub use services::{database_url, redis_url};

@@ -117,20 +117,9 @@ impl Drop for TempDir {
     }
 }
 
-/// A plain HTTP client (reqwest needs a TLS configuration even for
-/// `http://`).
+/// A plain HTTP client (10 s deadline).
 pub fn http_client() -> reqwest::Client {
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .no_proxy()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap()
+    adcp_test_support::http_client(Duration::from_secs(10))
 }
 
 /// Sends `signed` as a `POST` to `request` (a builder with the URL and any

@@ -71,16 +71,7 @@ async fn serve_app(app: App) -> String {
 }
 
 fn client() -> reqwest::Client {
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .no_proxy()
-        .build()
-        .unwrap()
+    adcp_test_support::http_client(std::time::Duration::from_secs(10))
 }
 
 /// One relay process: its store, scheduler and router on the file.

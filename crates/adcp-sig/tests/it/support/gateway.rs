@@ -190,22 +190,10 @@ pub async fn send(handle: &GatewayHandle, signed: &SignedRequest, body: Option<V
     (response.status().as_u16(), code)
 }
 
-/// An HTTP client for the gateways under test (no proxy, no redirects;
-/// reqwest needs a TLS configuration even for `http://`), giving up after
-/// `timeout`.
+/// An HTTP client for the gateways under test (no proxy, no redirects),
+/// giving up after `timeout`.
 pub fn http_client(timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(timeout)
-        .timeout(timeout)
-        .build()
+    Ok(adcp_test_support::http_client(timeout))
 }
 
 /// A POST of `signed` to `url`: its headers, and its body as signed.
