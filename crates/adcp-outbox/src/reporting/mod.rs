@@ -119,7 +119,7 @@ pub use error::ReportingError;
 pub use http_source::HttpDeliverySource;
 pub use period::{Calendar, Frequency, Period};
 pub use plan::BuyEnd;
-pub use registration::ReportingRegistration;
+pub use registration::{ReportingRegistration, MAX_PERIODS};
 pub use scheduler::{ReportingConfig, ReportingScheduler, StreamStatus};
 pub use source::{Closing, DeliverySource, PeriodDelivery};
 

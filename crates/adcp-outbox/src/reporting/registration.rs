@@ -7,6 +7,10 @@ use super::period::{Calendar, Frequency};
 use serde_json::Value;
 use std::time::Duration;
 
+/// The most periods one flight may span (about 416 days of hourly
+/// reports, 27 years of daily ones).
+pub const MAX_PERIODS: i64 = 10_000;
+
 /// The reporting stream of one media buy, as registered.
 ///
 /// The timezone is the products' `reporting_capabilities.timezone` (the
@@ -68,6 +72,19 @@ impl ReportingRegistration {
             return Err(ReportingError::InvalidRegistration(
                 "the flight ends before it starts".to_owned(),
             ));
+        }
+        // A bound on the work one registration can ask for: each period is
+        // a question to the application and a report.
+        let shortest_period_ms: i64 = match frequency {
+            Frequency::Hourly => 3_600_000,
+            Frequency::Daily => 23 * 3_600_000,
+            Frequency::Monthly => 28 * 86_400_000,
+        };
+        if flight_end_ms.saturating_sub(flight_start_ms) / shortest_period_ms > MAX_PERIODS {
+            return Err(ReportingError::InvalidRegistration(format!(
+                "the flight spans more than {MAX_PERIODS} {} periods",
+                frequency.as_str()
+            )));
         }
         let calendar = Calendar::new(timezone, frequency)?;
         // Both ends must be on the calendar.
@@ -293,5 +310,10 @@ mod tests {
         let weekly = json!({"url": "https://b.example/", "reporting_frequency": "weekly"});
         assert!(ReportingRegistration::new("mb", &weekly, "UTC", Duration::ZERO, 0, 1).is_err());
         assert!(ReportingRegistration::new("mb", &hook(), "UTC", Duration::ZERO, 10, 10).is_err());
+        // A flight of more periods than one registration may ask for.
+        let hourly = json!({"url": "https://b.example/", "reporting_frequency": "hourly"});
+        let long = ReportingRegistration::new("mb", &hourly, "UTC", Duration::ZERO, 0, 3_600_000 * 10_001);
+        assert_eq!(long.unwrap_err().code(), "invalid_registration");
+        assert!(ReportingRegistration::new("mb", &hourly, "UTC", Duration::ZERO, 0, 3_600_000 * 10_000).is_ok());
     }
 }
