@@ -409,8 +409,18 @@ fn stored_registration(view: &ChannelView) -> Result<ChannelRegistration, Outbox
         .strip_prefix(view.kind.as_str())
         .and_then(|r| r.strip_prefix(':'))
         .unwrap_or_default();
+    // A subscriber id may itself hold `:`: the anchor is what precedes the
+    // registration's own subscriber id.
+    let subscriber = view
+        .registration
+        .get("subscriber_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let anchor = match view.kind {
-        ChannelKind::Account | ChannelKind::Agent => rest.rsplit_once(':').map_or(rest, |(a, _)| a),
+        ChannelKind::Account | ChannelKind::Agent => rest
+            .strip_suffix(subscriber)
+            .and_then(|a| a.strip_suffix(':'))
+            .unwrap_or(rest),
         _ => rest,
     };
     match view.kind {

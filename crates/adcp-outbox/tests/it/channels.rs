@@ -116,7 +116,9 @@ async fn a_paused_subscriber_receives_nothing_and_nothing_held_arrives_after_res
     let sink = Sink::start(echoing).await;
     let (outbox, _) = outbox("channels-pause", fast_retry(), None);
     let channels = Channels::new(outbox.clone());
-    let entry = json!({"subscriber_id": "sub-1", "url": sink.url("/acct"), "event_types": ["creative.status_changed"]});
+    // A subscriber id with `:` in it (the activation pattern allows it).
+    let entry =
+        json!({"subscriber_id": "team:sub-1", "url": sink.url("/acct"), "event_types": ["creative.status_changed"]});
     let reg = ChannelRegistration::account("acct_1", &entry).unwrap();
     let id = reg.id().to_owned();
     assert_eq!(channels.put(reg).await.unwrap().state, ChannelState::PendingActivation);
