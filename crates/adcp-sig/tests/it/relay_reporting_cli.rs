@@ -115,7 +115,9 @@ async fn the_relay_fires_reports_from_the_applications_numbers() {
     );
     relay.terminate(Duration::from_secs(10)).await;
     let bodies = received.lock().unwrap().clone();
-    let seen: Vec<(u64, &str)> = bodies
+    // Reports due together are delivered concurrently: the buyer orders
+    // them by sequence_number.
+    let mut seen: Vec<(u64, &str)> = bodies
         .iter()
         .map(|b| {
             (
@@ -124,6 +126,7 @@ async fn the_relay_fires_reports_from_the_applications_numbers() {
             )
         })
         .collect();
+    seen.sort_unstable();
     assert_eq!(seen, [(1, "scheduled"), (2, "scheduled"), (3, "final")]);
 }
 
