@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 pub use writer::SqliteWriter;
@@ -69,8 +70,8 @@ impl Default for SqliteOptions {
 /// one file safely: they serialize on SQLite's write lock (the transactions
 /// are `BEGIN IMMEDIATE`), waiting up to [`SqliteOptions::busy_timeout`].
 ///
-/// Expiry is by indexed timestamp: each write first deletes the rows that
-/// expired before `now`. Live-entry counts for the caps are kept in counter
+/// Expiry is by indexed timestamp: the first write of each second (of
+/// `now`) deletes the rows that expired before it, and reads filter on it. Live-entry counts for the caps are kept in counter
 /// tables maintained by triggers, so a cap check costs one lookup. Replay
 /// rows are unique on `(keyid, scope, nonce)` and carry the signer's agent
 /// only to be counted per `(agent, keyid)` for the per-keyid cap.
@@ -95,7 +96,40 @@ pub struct SqliteStore {
     writer: Arc<Writer>,
     options: SqliteOptions,
     path: PathBuf,
+    /// The latest `now` each table was purged for (see [`Purged`]).
+    purged: Arc<Purged>,
 }
+
+/// The latest `now` (Unix seconds) for which each table's expired rows were
+/// deleted. Rows expire by whole seconds, so a second purge for the same
+/// `now` finds nothing; it is skipped, because a range delete on these
+/// `WITHOUT ROWID` tables with a delete trigger builds an ephemeral b-tree
+/// of the keys to delete even when there are none (about a third of the
+/// writer's instructions per event when every operation purged). A batch
+/// rolled back after its purge leaves rows expired in that second until
+/// the next one; the writes that could meet such a row (a claim of the same
+/// key, a replay of the same nonce) delete it by primary key first.
+#[derive(Debug, Default)]
+struct Purged {
+    replay: AtomicI64,
+    idempotency: AtomicI64,
+}
+
+impl Purged {
+    /// Runs `sql` (a delete of the rows expired before `?1`) unless `mark`
+    /// already covers `now`.
+    fn run(conn: &Connection, mark: &AtomicI64, sql: &str, now: i64) -> rusqlite::Result<()> {
+        if now <= mark.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        exec(conn, sql, [now])?;
+        mark.fetch_max(now, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+const PURGE_REPLAY: &str = "DELETE FROM adcp_replay WHERE expires_at < ?1";
+const PURGE_IDEMPOTENCY: &str = "DELETE FROM adcp_idempotency WHERE expires_at < ?1";
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -127,6 +161,7 @@ impl SqliteStore {
             writer: Arc::new(writer),
             options,
             path,
+            purged: Arc::default(),
         })
     }
 
@@ -155,8 +190,8 @@ impl SqliteStore {
     /// lazily anyway; an idle receiver can call it from a timer.
     pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         self.run(move |conn| {
-            let replay = exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
-            let idem = exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
+            let replay = exec(conn, PURGE_REPLAY, [now])?;
+            let idem = exec(conn, PURGE_IDEMPOTENCY, [now])?;
             let notes = notification::purge(conn, now)?;
             Ok((replay + idem + notes) as u64)
         })
@@ -253,8 +288,9 @@ impl ReplayStore for SqliteStore {
     async fn keyid_cap_reached(&self, cap: CapKey<'_>, now: i64) -> Result<bool, StoreError> {
         let partition = cap_columns(cap);
         let limit = as_count(self.options.replay_limits.per_keyid_cap);
+        let purged = Arc::clone(&self.purged);
         self.run(move |conn| {
-            exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
+            Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
             Ok(cap_count(conn, &partition)? >= limit)
         })
         .await
@@ -284,9 +320,17 @@ impl ReplayStore for SqliteStore {
         let nonce = key.nonce.to_vec();
         let (scoped, scope) = scope_columns(key);
         let limits = self.options.replay_limits;
+        let purged = Arc::clone(&self.purged);
         self.run(move |conn| {
             let (keyid, agented, agent) = &partition;
-            exec(conn, "DELETE FROM adcp_replay WHERE expires_at < ?1", [now])?;
+            Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
+            // This nonce's own row, if it expired and is still there.
+            exec(
+                conn,
+                "DELETE FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4
+                     AND expires_at < ?5",
+                params![keyid, scoped, scope, nonce, now],
+            )?;
             // Uniqueness ignores the agent: the primary key has none.
             let held = row(
                 conn,
@@ -371,6 +415,15 @@ fn claim_in(
             write.outcome()
         }
         ClaimStep::Write(write) => {
+            // No live record: a row still there expired (and was not purged
+            // yet, see `Purged`).
+            if existing.is_none() {
+                exec(
+                    conn,
+                    "DELETE FROM adcp_idempotency WHERE sender = ?1 AND key = ?2 AND expires_at < ?3",
+                    params![sender, idem_key, now],
+                )?;
+            }
             exec(
                 conn,
                 "INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
@@ -407,8 +460,9 @@ impl IdempotencyStore for SqliteStore {
         let idem_key = key.idempotency_key.to_owned();
         let fingerprint = fingerprint.as_bytes().to_vec();
         let config = self.options.idempotency;
+        let purged = Arc::clone(&self.purged);
         self.run(move |conn| {
-            exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
+            Purged::run(conn, &purged.idempotency, PURGE_IDEMPOTENCY, now)?;
             claim_in(conn, &sender, &idem_key, &fingerprint, &config, now)
         })
         .await
@@ -434,9 +488,10 @@ impl IdempotencyStore for SqliteStore {
             })
             .collect();
         let config = self.options.idempotency;
+        let purged = Arc::clone(&self.purged);
         let answers = self
             .run(move |conn| {
-                exec(conn, "DELETE FROM adcp_idempotency WHERE expires_at < ?1", [now])?;
+                Purged::run(conn, &purged.idempotency, PURGE_IDEMPOTENCY, now)?;
                 let mut answers = Vec::with_capacity(owned.len());
                 for (sender, key, fingerprint) in &owned {
                     answers.push(claim_in(conn, sender, key, fingerprint, &config, now)?);
@@ -565,5 +620,62 @@ impl IdempotencyStore for SqliteStore {
         })
         .await
         .map_err(unavailable)
+    }
+}
+
+#[cfg(test)]
+mod purge_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::idempotency::{ClaimOutcome, Fingerprint, SenderKey};
+
+    fn store(tag: &str) -> (SqliteStore, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("adcp-store-purge-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        (
+            SqliteStore::open(dir.join("s.sqlite"), SqliteOptions::default()).unwrap(),
+            dir,
+        )
+    }
+
+    /// A purge skipped for a second whose rows are still there (a batch
+    /// rolled back after its purge ran) changes no answer: the key's own
+    /// expired row is deleted before its new claim, the nonce's before its
+    /// new insert.
+    #[tokio::test]
+    async fn expired_rows_left_by_a_skipped_purge_change_no_answer() {
+        let (s, dir) = store("skipped");
+        let key = SenderKey {
+            sender: "https://seller.example",
+            idempotency_key: "key-0123456789abcdef",
+        };
+        let fp = [7_u8; 32];
+        let first = s.claim(key, Fingerprint::new(&fp).unwrap(), 1_000).await.unwrap();
+        assert!(matches!(first, ClaimOutcome::Claimed(_)));
+        let replay = ReplayKey {
+            agent: Some("https://seller.example"),
+            keyid: "k1",
+            nonce: b"nonce-1",
+            scope: None,
+        };
+        assert_eq!(s.insert(replay, 1_100, 1_000).await.unwrap(), InsertOutcome::Inserted);
+        // Both rows expired by `later`; the marks say that second was purged.
+        let later = 1_000 + s.options().idempotency.window_secs + 10;
+        s.purged.idempotency.store(later, Ordering::Relaxed);
+        s.purged.replay.store(later, Ordering::Relaxed);
+        let again = s
+            .claim(key, Fingerprint::new(&[8_u8; 32]).unwrap(), later)
+            .await
+            .unwrap();
+        assert!(matches!(again, ClaimOutcome::Claimed(_)), "{again:?}");
+        assert_eq!(
+            s.insert(replay, later + 100, later).await.unwrap(),
+            InsertOutcome::Inserted
+        );
+        // The explicit purge still deletes what expired by its `now`.
+        let much_later = later + s.options().idempotency.window_secs + 1_000;
+        assert_eq!(s.purge_expired(much_later).await.unwrap(), 2);
+        drop(s);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
