@@ -3,6 +3,7 @@
 //! The user-facing documentation is on [`SqliteStore`] (re-exported at the
 //! crate root).
 
+mod cap_counts;
 mod notification;
 mod schema;
 mod writer;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 pub use writer::SqliteWriter;
+use cap_counts::CapCounts;
 use writer::SqliteWriter as Writer;
 
 /// Settings of a [`SqliteStore`].
@@ -98,6 +100,8 @@ pub struct SqliteStore {
     path: PathBuf,
     /// The latest `now` each table was purged for (see [`Purged`]).
     purged: Arc<Purged>,
+    /// Partition sizes for step 9a's pre-check (see `cap_counts.rs`).
+    caps: Arc<CapCounts>,
 }
 
 /// The latest `now` (Unix seconds) for which each table's expired rows were
@@ -162,6 +166,7 @@ impl SqliteStore {
             options,
             path,
             purged: Arc::default(),
+            caps: Arc::default(),
         })
     }
 
@@ -267,6 +272,14 @@ fn cap_columns(cap: CapKey<'_>) -> CapColumns {
     (cap.keyid.to_owned(), agented, agent)
 }
 
+/// The [`CapKey`] of owned [`CapColumns`].
+fn cap_key((keyid, agented, agent): &CapColumns) -> CapKey<'_> {
+    CapKey {
+        agent: (*agented != 0).then_some(agent.as_str()),
+        keyid,
+    }
+}
+
 /// Live entries counted toward the per-keyid cap of one `(agent, keyid)`.
 fn cap_count(conn: &Connection, (keyid, agented, agent): &CapColumns) -> rusqlite::Result<u64> {
     row(
@@ -289,12 +302,23 @@ impl ReplayStore for SqliteStore {
         let partition = cap_columns(cap);
         let limit = as_count(self.options.replay_limits.per_keyid_cap);
         let purged = Arc::clone(&self.purged);
+        let caps = Arc::clone(&self.caps);
         self.run(move |conn| {
             Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
-            Ok(cap_count(conn, &partition)? >= limit)
+            let count = cap_count(conn, &partition)?;
+            caps.observe(cap_key(&partition), count);
+            Ok(count >= limit)
         })
         .await
         .map_err(StoreError)
+    }
+
+    /// Answers at once for a partition this store saw below its cap (see
+    /// `cap_counts.rs`: the insert enforces the cap exactly); anything
+    /// else is asked of the database.
+    fn keyid_cap_reached_now(&self, cap: CapKey<'_>, _now: i64) -> Option<Result<bool, StoreError>> {
+        let limit = as_count(self.options.replay_limits.per_keyid_cap);
+        self.caps.known_below(cap, limit).then_some(Ok(false))
     }
 
     async fn contains(&self, key: ReplayKey<'_>, now: i64) -> Result<bool, StoreError> {
@@ -321,6 +345,7 @@ impl ReplayStore for SqliteStore {
         let (scoped, scope) = scope_columns(key);
         let limits = self.options.replay_limits;
         let purged = Arc::clone(&self.purged);
+        let caps = Arc::clone(&self.caps);
         self.run(move |conn| {
             let (keyid, agented, agent) = &partition;
             Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
@@ -339,11 +364,15 @@ impl ReplayStore for SqliteStore {
                 |_| Ok(()),
             )
             .optional()?;
-            let outcome = if held.is_some() {
-                InsertOutcome::Replayed
-            } else if expires_at < now {
-                InsertOutcome::Inserted
-            } else if cap_count(conn, &partition)? >= as_count(limits.per_keyid_cap) {
+            if held.is_some() {
+                return Ok(InsertOutcome::Replayed);
+            }
+            if expires_at < now {
+                return Ok(InsertOutcome::Inserted);
+            }
+            let count = cap_count(conn, &partition)?;
+            caps.observe(cap_key(&partition), count);
+            let outcome = if count >= as_count(limits.per_keyid_cap) {
                 InsertOutcome::KeyidCapReached
             } else if row(conn, "SELECT n FROM adcp_replay_total WHERE id = 0", [], |row| {
                 row.get::<_, i64>(0)
@@ -357,6 +386,7 @@ impl ReplayStore for SqliteStore {
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                     params![keyid, scoped, scope, nonce, expires_at, agented, agent],
                 )?;
+                caps.observe(cap_key(&partition), count.saturating_add(1));
                 InsertOutcome::Inserted
             };
             Ok(outcome)

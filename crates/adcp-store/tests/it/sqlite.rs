@@ -714,3 +714,46 @@ async fn a_version_2_database_gains_the_notification_records_at_open() {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(version, 2, "an added table does not bump the version");
 }
+
+/// Step 9a's pre-check answers from memory only for a partition the store
+/// saw below its cap; at the cap, or for a partition it never saw, it sends
+/// the verifier to the database. A second handle's inserts are not seen by
+/// the first one's pre-check, but the first one's insert still refuses.
+#[tokio::test]
+async fn the_keyid_cap_pre_check_never_refuses_from_memory_and_the_insert_enforces_the_cap() {
+    let dir = TempDir::new();
+    let path = dir.path().join("db.sqlite");
+    let options = SqliteOptions {
+        replay_limits: ReplayLimits {
+            per_keyid_cap: 3,
+            ..ReplayLimits::webhook()
+        },
+        ..SqliteOptions::default()
+    };
+    let a = SqliteStore::open(&path, options).unwrap();
+    let b = SqliteStore::open(&path, options).unwrap();
+    let cap = replay_key("k", b"").cap_key();
+    assert_eq!(a.keyid_cap_reached_now(cap, NOW), None, "never seen: asked of the database");
+    assert!(!a.keyid_cap_reached(cap, NOW).await.unwrap());
+    assert_eq!(a.keyid_cap_reached_now(cap, NOW), Some(Ok(false)), "seen empty");
+    for nonce in [b"1", b"2"] {
+        assert_eq!(
+            a.insert(replay_key("k", nonce), NOW + 360, NOW).await.unwrap(),
+            adcp_verify::InsertOutcome::Inserted
+        );
+    }
+    assert_eq!(a.keyid_cap_reached_now(cap, NOW), Some(Ok(false)), "two of three");
+    // The third entry, through the other handle: `a` does not know.
+    b.insert(replay_key("k", b"3"), NOW + 360, NOW).await.unwrap();
+    assert_eq!(a.keyid_cap_reached_now(cap, NOW), Some(Ok(false)));
+    assert_eq!(
+        a.insert(replay_key("k", b"4"), NOW + 360, NOW).await.unwrap(),
+        adcp_verify::InsertOutcome::KeyidCapReached,
+        "the insert counts every entry in the file"
+    );
+    assert_eq!(a.keyid_cap_reached_now(cap, NOW), None, "now known to be at the cap");
+    assert!(a.keyid_cap_reached(cap, NOW).await.unwrap());
+    // Once the entries expire the database says so, and memory follows.
+    assert!(!a.keyid_cap_reached(cap, NOW + 361).await.unwrap());
+    assert_eq!(a.keyid_cap_reached_now(cap, NOW + 361), Some(Ok(false)));
+}

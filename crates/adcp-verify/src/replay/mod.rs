@@ -118,7 +118,12 @@ pub trait ReplayStore: Send + Sync {
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError>;
 
     /// [`Self::keyid_cap_reached`] answered without I/O (an in-process
-    /// store); `None` (the default) sends the caller to the async call.
+    /// store, or a durable one answering from what it observed itself);
+    /// `None` (the default) sends the caller to the async call. `true`
+    /// must be as exact as the async answer, while `false` may come from a
+    /// process-local view that misses other processes' entries: the check
+    /// is a guard before cryptography, and [`Self::insert`] enforces the
+    /// cap exactly.
     fn keyid_cap_reached_now(&self, cap: CapKey<'_>, now: i64) -> Option<Result<bool, StoreError>> {
         let _ = (cap, now);
         None
