@@ -214,7 +214,28 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        let answer = self.writer.submit(f)?;
+        self.answer(self.writer.submit(f)?).await
+    }
+
+    /// [`run`](Self::run) without a savepoint (see
+    /// [`SqliteWriter::submit_unguarded`]), for the operations of every
+    /// event (the replay insert, the claim, the completion): each returns
+    /// its refusals as values before writing anything, so only a failure of
+    /// the store itself (I/O, a full disk) fails it, and that rolls back
+    /// its batch, whose other operations run again. A savepoint per
+    /// operation would copy every page it changes into the statement
+    /// journal.
+    async fn run_hot<T, F>(&self, f: F) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.answer(self.writer.submit_unguarded(f)?).await
+    }
+
+    /// Waits for the writer's answer: awaited on a runtime, blocking
+    /// outside one.
+    async fn answer<T>(&self, answer: tokio::sync::oneshot::Receiver<Result<T, String>>) -> Result<T, String> {
         let answer = if tokio::runtime::Handle::try_current().is_ok() {
             answer.await
         } else {
@@ -346,7 +367,7 @@ impl ReplayStore for SqliteStore {
         let limits = self.options.replay_limits;
         let purged = Arc::clone(&self.purged);
         let caps = Arc::clone(&self.caps);
-        self.run(move |conn| {
+        self.run_hot(move |conn| {
             let (keyid, agented, agent) = &partition;
             Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
             // This nonce's own row, if it expired and is still there.
@@ -491,7 +512,7 @@ impl IdempotencyStore for SqliteStore {
         let fingerprint = fingerprint.as_bytes().to_vec();
         let config = self.options.idempotency;
         let purged = Arc::clone(&self.purged);
-        self.run(move |conn| {
+        self.run_hot(move |conn| {
             Purged::run(conn, &purged.idempotency, PURGE_IDEMPOTENCY, now)?;
             claim_in(conn, &sender, &idem_key, &fingerprint, &config, now)
         })
@@ -562,7 +583,7 @@ impl IdempotencyStore for SqliteStore {
         let notification_id = notification_id.map(str::to_owned);
         let until = now.saturating_add(self.options.idempotency.window_secs);
         let owned = self
-            .run(move |conn| {
+            .run_hot(move |conn| {
                 let updated = exec(
                     conn,
                     "UPDATE adcp_idempotency SET completed = 1, completed_at = ?4,
