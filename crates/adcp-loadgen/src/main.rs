@@ -12,6 +12,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// The allocator of `adcp-sig`, so that the baselines served here and the
+/// gateway are measured on the same one.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Load generation for the adcp-sig verifying gateway.
 #[derive(Debug, Parser)]
 #[command(name = "adcp-loadgen", version)]
