@@ -77,11 +77,17 @@ mod tests {
     #[test]
     fn only_a_partition_seen_below_its_cap_is_known_below_it() {
         let counts = CapCounts::default();
-        assert!(!counts.known_below(cap(Some("a"), "k"), 3), "unknown is not known below");
+        assert!(
+            !counts.known_below(cap(Some("a"), "k"), 3),
+            "unknown is not known below"
+        );
         counts.observe(cap(Some("a"), "k"), 2);
         assert!(counts.known_below(cap(Some("a"), "k"), 3));
         assert!(!counts.known_below(cap(None, "k"), 3), "no agent is another partition");
-        assert!(!counts.known_below(cap(Some(""), "k"), 3), "the empty agent is another partition");
+        assert!(
+            !counts.known_below(cap(Some(""), "k"), 3),
+            "the empty agent is another partition"
+        );
         counts.observe(cap(Some("a"), "k"), 3);
         assert!(!counts.known_below(cap(Some("a"), "k"), 3), "at the cap");
         counts.observe(cap(Some("a"), "k"), 0);
@@ -96,6 +102,9 @@ mod tests {
             counts.observe(cap(None, keyid), 1);
         }
         assert!(counts.seen.lock().unwrap().len() <= MAX_PARTITIONS);
-        assert!(counts.known_below(cap(None, keyids.last().unwrap()), 2), "the latest is kept");
+        assert!(
+            counts.known_below(cap(None, keyids.last().unwrap()), 2),
+            "the latest is kept"
+        );
     }
 }

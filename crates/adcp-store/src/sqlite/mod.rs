@@ -14,6 +14,7 @@ use crate::idempotency::{
 };
 use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
+use cap_counts::CapCounts;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -21,7 +22,6 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 pub use writer::SqliteWriter;
-use cap_counts::CapCounts;
 use writer::SqliteWriter as Writer;
 
 /// Settings of a [`SqliteStore`].

@@ -733,7 +733,11 @@ async fn the_keyid_cap_pre_check_never_refuses_from_memory_and_the_insert_enforc
     let a = SqliteStore::open(&path, options).unwrap();
     let b = SqliteStore::open(&path, options).unwrap();
     let cap = replay_key("k", b"").cap_key();
-    assert_eq!(a.keyid_cap_reached_now(cap, NOW), None, "never seen: asked of the database");
+    assert_eq!(
+        a.keyid_cap_reached_now(cap, NOW),
+        None,
+        "never seen: asked of the database"
+    );
     assert!(!a.keyid_cap_reached(cap, NOW).await.unwrap());
     assert_eq!(a.keyid_cap_reached_now(cap, NOW), Some(Ok(false)), "seen empty");
     for nonce in [b"1", b"2"] {
