@@ -159,7 +159,7 @@ impl SqliteStore {
         let conn = Connection::open(&path).map_err(backend)?;
         schema::prepare(&conn, &options)?;
         // Room for every statement of the store (see `exec`) and the writer.
-        conn.set_prepared_statement_cache_capacity(32);
+        conn.set_prepared_statement_cache_capacity(48);
         let writer = Writer::start(conn).map_err(backend)?;
         Ok(Self {
             writer: Arc::new(writer),
@@ -370,23 +370,26 @@ impl ReplayStore for SqliteStore {
         self.run_hot(move |conn| {
             let (keyid, agented, agent) = &partition;
             Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
-            // This nonce's own row, if it expired and is still there.
-            exec(
-                conn,
-                "DELETE FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4
-                     AND expires_at < ?5",
-                params![keyid, scoped, scope, nonce, now],
-            )?;
             // Uniqueness ignores the agent: the primary key has none.
             let held = row(
                 conn,
-                "SELECT 1 FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
+                "SELECT expires_at FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
                 params![keyid, scoped, scope, nonce],
-                |_| Ok(()),
+                |row| row.get::<_, i64>(0),
             )
             .optional()?;
-            if held.is_some() {
-                return Ok(InsertOutcome::Replayed);
+            match held {
+                Some(held_until) if held_until >= now => return Ok(InsertOutcome::Replayed),
+                // This nonce's own row expired and is still there (see
+                // `Purged`): it goes before the new one.
+                Some(_) => {
+                    exec(
+                        conn,
+                        "DELETE FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
+                        params![keyid, scoped, scope, nonce],
+                    )?;
+                }
+                None => {}
             }
             if expires_at < now {
                 return Ok(InsertOutcome::Inserted);
@@ -420,6 +423,11 @@ impl ReplayStore for SqliteStore {
 const SELECT_RECORD: &str = "SELECT fingerprint, completed, token, attempt, lease_expires_at, completed_at, created_at,
     expires_at FROM adcp_idempotency WHERE sender = ?1 AND key = ?2 AND expires_at >= ?3";
 
+/// [`SELECT_RECORD`] expired or not: a claim tells the two apart itself,
+/// so a new key costs one seek rather than a read and a delete.
+const SELECT_ANY_RECORD: &str = "SELECT fingerprint, completed, token, attempt, lease_expires_at, completed_at,
+    created_at, expires_at FROM adcp_idempotency WHERE sender = ?1 AND key = ?2";
+
 fn read_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<IdempotencyRecord> {
     record_from_columns(row.get(0)?, row.get(1)?, |i| row.get(i))
 }
@@ -437,7 +445,11 @@ fn claim_in(
     config: &IdempotencyConfig,
     now: i64,
 ) -> rusqlite::Result<ClaimOutcome> {
-    let existing = row(conn, SELECT_RECORD, params![sender, idem_key, now], read_record).optional()?;
+    let found = row(conn, SELECT_ANY_RECORD, params![sender, idem_key], read_record).optional()?;
+    // An expired row still there (not purged yet, see `Purged`) is no
+    // record; it makes way for the new one.
+    let expired_row = found.as_ref().is_some_and(|record| record.expires_at < now);
+    let existing = found.filter(|_| !expired_row);
     let sender_live = row(
         conn,
         "SELECT n FROM adcp_idempotency_counts WHERE sender = ?1",
@@ -466,9 +478,7 @@ fn claim_in(
             write.outcome()
         }
         ClaimStep::Write(write) => {
-            // No live record: a row still there expired (and was not purged
-            // yet, see `Purged`).
-            if existing.is_none() {
+            if expired_row {
                 exec(
                     conn,
                     "DELETE FROM adcp_idempotency WHERE sender = ?1 AND key = ?2 AND expires_at < ?3",

@@ -122,9 +122,6 @@ INSERT INTO adcp_replay_cap_counts (keyid, agented, agent, n)
 UPDATE adcp_replay_total SET n = (SELECT COUNT(*) FROM adcp_replay) WHERE id = 0;
 ";
 
-/// WAL pages after which a commit checkpoints (see [`prepare`]).
-const WAL_AUTOCHECKPOINT_PAGES: i64 = 16_000;
-
 fn backend(e: impl fmt::Display) -> ConfigError {
     ConfigError::Backend(format!("sqlite: {e}"))
 }
@@ -141,16 +138,6 @@ pub(super) fn prepare(conn: &Connection, options: &SqliteOptions) -> Result<(), 
         return Err(backend(format!("journal_mode is {mode}, WAL required")));
     }
     conn.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
-    // A checkpoint runs inside the commit that crosses this many WAL pages,
-    // with every caller of that batch waiting while pages are copied to the
-    // database file and it is fsynced; a page written several times in
-    // between is copied once. At 16,000 pages (a WAL of up to about
-    // 64 MiB) rather than SQLite's 1,000 the gateway on this store handles
-    // about 15 % more events per second (docs/performance.md). Moving the
-    // checkpoints to a second connection instead was slower: under
-    // sustained writes its PASSIVE checkpoints never let the WAL restart.
-    conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
-        .map_err(backend)?;
     let synchronous: i64 = conn
         .query_row("PRAGMA synchronous", [], |row| row.get(0))
         .map_err(backend)?;
