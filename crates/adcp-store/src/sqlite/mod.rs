@@ -65,10 +65,16 @@ impl Default for SqliteOptions {
 /// Group commit: one writer thread per store owns the connection and runs
 /// every operation, reads included, in arrival order. It batches the
 /// operations queued at the same moment (up to 256) into one
-/// `BEGIN IMMEDIATE` transaction, each in a savepoint of its own (an
-/// operation that fails is rolled back and fails alone), and commits once,
-/// so concurrent callers share one fsync; each operation sees the effects
-/// of the ones before it, as if it ran alone. Several processes may share
+/// `BEGIN IMMEDIATE` transaction and commits once, so concurrent callers
+/// share one fsync; each operation sees the effects of the ones before it,
+/// as if it ran alone. An operation that fails fails alone: the rare ones
+/// run in a savepoint of their own, and the three of every event (replay
+/// insert, claim, completion), whose refusals are answers rather than
+/// errors, fail only when the store itself does, which rolls back their
+/// batch and runs its other operations again before anyone is answered.
+/// Step 9a's per-keyid cap pre-check is answered from memory for a
+/// partition the store saw below its cap (the insert enforces the cap
+/// exactly, across processes). Several processes may share
 /// one file safely: they serialize on SQLite's write lock (the transactions
 /// are `BEGIN IMMEDIATE`), waiting up to [`SqliteOptions::busy_timeout`].
 ///
