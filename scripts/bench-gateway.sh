@@ -90,7 +90,7 @@ floor_url=$URL
 # ends the run early; the report's duration says so).
 load_run bare "$bare_url/webhooks/adcp" $((duration * 50000))
 load_run bare-forward "$forward_url/webhooks/adcp" $((duration * 25000))
-load_run floor "$floor_url/webhooks/adcp" $((duration * 20000))
+load_run floor "$floor_url/webhooks/adcp" $((duration * 25000))
 names=(bare bare-forward floor)
 for store in $stores; do
     case $store in
@@ -103,7 +103,7 @@ for store in $stores; do
         --jwks "$work/seller-jwks.json" --jwks-agent https://seller.example/mcp \
         --store "$store_url" --store-namespace "bench_$$" --quiet
     gateway_pid=$PID
-    load_run "$name" "$URL/webhooks/adcp" $((duration * 15000)) --sink "$sink_url"
+    load_run "$name" "$URL/webhooks/adcp" $((duration * 22000)) --sink "$sink_url"
     kill "$gateway_pid" 2>/dev/null || true
     wait "$gateway_pid" 2>/dev/null || true
     names+=("$name")
@@ -126,7 +126,7 @@ if [ "$request_mode" = 1 ]; then
             --jwks "$work/seller-jwks.json" --jwks-agent https://buyer.example/ \
             --store "$store_url" --store-namespace "bench_$$" --quiet
         gateway_pid=$PID
-        load_run "$name" "$URL/mcp" $((duration * 15000)) --sink "$sink_url" --profile request
+        load_run "$name" "$URL/mcp" $((duration * 22000)) --sink "$sink_url" --profile request
         kill "$gateway_pid" 2>/dev/null || true
         wait "$gateway_pid" 2>/dev/null || true
         names+=("$name")
