@@ -426,13 +426,22 @@ impl ReplayStore for SqliteStore {
     }
 }
 
-const SELECT_RECORD: &str = "SELECT fingerprint, completed, token, attempt, lease_expires_at, completed_at, created_at,
-    expires_at FROM adcp_idempotency WHERE sender = ?1 AND key = ?2 AND expires_at >= ?3";
+/// A `SELECT` of the columns [`read_record`] reads, filtered by `$filter`.
+macro_rules! select_record {
+    ($filter:literal) => {
+        concat!(
+            "SELECT fingerprint, completed, token, attempt, lease_expires_at, completed_at, created_at, expires_at
+             FROM adcp_idempotency WHERE ",
+            $filter
+        )
+    };
+}
+
+const SELECT_RECORD: &str = select_record!("sender = ?1 AND key = ?2 AND expires_at >= ?3");
 
 /// [`SELECT_RECORD`] expired or not: a claim tells the two apart itself,
 /// so a new key costs one seek rather than a read and a delete.
-const SELECT_ANY_RECORD: &str = "SELECT fingerprint, completed, token, attempt, lease_expires_at, completed_at,
-    created_at, expires_at FROM adcp_idempotency WHERE sender = ?1 AND key = ?2";
+const SELECT_ANY_RECORD: &str = select_record!("sender = ?1 AND key = ?2");
 
 fn read_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<IdempotencyRecord> {
     record_from_columns(row.get(0)?, row.get(1)?, |i| row.get(i))
