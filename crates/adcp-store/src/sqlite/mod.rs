@@ -89,7 +89,10 @@ impl Default for SqliteOptions {
 /// → 2 adds the replay rows' agent and the per-`(agent, keyid)` counters,
 /// keeping every live entry), and a file of a newer version is refused.
 /// The notification records' table is added at open without a version
-/// bump (older builds never read it; see `schema.rs`). The file
+/// bump (older builds never read it; see `schema.rs`), and so is the
+/// dedup records' move from a table keyed by `(sender, key)` to one in
+/// insertion order with a unique index (older builds read it with the same
+/// statements). The file
 /// stays bounded: rows are capped (replay caps, per-sender cap), freed pages
 /// are reused, and [`SqliteOptions::max_db_bytes`] sets a hard ceiling
 /// (writes beyond it fail closed).

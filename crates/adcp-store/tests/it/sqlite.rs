@@ -715,6 +715,109 @@ async fn a_version_2_database_gains_the_notification_records_at_open() {
     assert_eq!(version, 2, "an added table does not bump the version");
 }
 
+/// The dedup table as builds before the rowid layout created it: keyed by
+/// `(sender, key)`, `WITHOUT ROWID`, with its expiry index and triggers.
+const KEYED_IDEMPOTENCY: &str = "
+DROP TRIGGER adcp_idempotency_ins;
+DROP TRIGGER adcp_idempotency_del;
+DROP INDEX adcp_idempotency_expires;
+ALTER TABLE adcp_idempotency RENAME TO rowid_layout;
+CREATE TABLE adcp_idempotency (
+    sender TEXT NOT NULL, key TEXT NOT NULL, fingerprint BLOB NOT NULL, completed INTEGER NOT NULL,
+    token INTEGER NOT NULL, attempt INTEGER NOT NULL, lease_expires_at INTEGER NOT NULL,
+    completed_at INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+    PRIMARY KEY (sender, key)
+) WITHOUT ROWID;
+INSERT INTO adcp_idempotency SELECT sender, key, fingerprint, completed, token, attempt,
+    lease_expires_at, completed_at, created_at, expires_at FROM rowid_layout;
+DROP TABLE rowid_layout;
+CREATE INDEX adcp_idempotency_expires ON adcp_idempotency (expires_at);
+CREATE TRIGGER adcp_idempotency_ins AFTER INSERT ON adcp_idempotency BEGIN
+    INSERT INTO adcp_idempotency_counts (sender, n) VALUES (NEW.sender, 1)
+        ON CONFLICT (sender) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER adcp_idempotency_del AFTER DELETE ON adcp_idempotency BEGIN
+    UPDATE adcp_idempotency_counts SET n = n - 1 WHERE sender = OLD.sender;
+    DELETE FROM adcp_idempotency_counts WHERE sender = OLD.sender AND n <= 0;
+END;
+";
+
+/// A file whose dedup records are in the keyed `WITHOUT ROWID` table is
+/// moved to the rowid layout at open, keeping every record (completed,
+/// held, with its token) and the per-sender counts, without a version bump.
+#[tokio::test]
+async fn a_keyed_dedup_table_moves_to_the_rowid_layout_keeping_its_records() {
+    let dir = TempDir::new();
+    let path = dir.path().join("keyed.sqlite");
+    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let ClaimOutcome::Claimed(done) = store.claim(key("whk_done"), FP, NOW).await.unwrap() else {
+        panic!("fresh claim expected")
+    };
+    store.complete(key("whk_done"), done.token, NOW).await.unwrap();
+    let ClaimOutcome::Claimed(held) = store.claim(key("whk_held"), FP, NOW).await.unwrap() else {
+        panic!("fresh claim expected")
+    };
+    let other = SenderKey {
+        sender: "https://other.example/mcp",
+        idempotency_key: "whk_other",
+    };
+    assert!(matches!(
+        store.claim(other, FP, NOW).await.unwrap(),
+        ClaimOutcome::Claimed(_)
+    ));
+    drop(store);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(KEYED_IDEMPOTENCY)
+        .unwrap();
+
+    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    assert_eq!(
+        store.claim(key("whk_done"), FP, NOW + 1).await.unwrap(),
+        ClaimOutcome::Completed
+    );
+    assert!(matches!(
+        store.claim(key("whk_held"), FP, NOW + 1).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+    // The holder's token still completes its claim.
+    store.complete(key("whk_held"), held.token, NOW + 1).await.unwrap();
+    assert_eq!(
+        store.claim(key("whk_held"), FP, NOW + 2).await.unwrap(),
+        ClaimOutcome::Completed
+    );
+    assert_eq!(store.sender_len(SELLER, NOW + 2).await.unwrap(), 2);
+    assert_eq!(store.sender_len(other.sender, NOW + 2).await.unwrap(), 1);
+    // Uniqueness holds in the new layout: a second claim of a key is no insert.
+    assert!(matches!(
+        store.claim(key("whk_new"), FP, NOW + 2).await.unwrap(),
+        ClaimOutcome::Claimed(_)
+    ));
+    assert!(matches!(
+        store.claim(key("whk_new"), FP, NOW + 2).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+    assert_eq!(store.sender_len(SELLER, NOW + 2).await.unwrap(), 3);
+    assert_eq!(store.purge_expired(NOW + 2 * contract::DAY).await.unwrap(), 4);
+    drop(store);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (rowid, leftovers, counted): (bool, i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT wr = 0 FROM pragma_table_list WHERE name = 'adcp_idempotency'),
+                    (SELECT COUNT(*) FROM sqlite_master WHERE name = 'adcp_idempotency_keyed'),
+                    (SELECT COUNT(*) FROM adcp_idempotency_counts)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert!(rowid, "the dedup table is a rowid table");
+    assert_eq!(leftovers, 0, "the keyed table is gone");
+    assert_eq!(counted, 0, "the purge emptied the per-sender counts");
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 2, "the layout change does not bump the version");
+}
+
 /// Step 9a's pre-check answers from memory only for a partition the store
 /// saw below its cap; at the cap, or for a partition it never saw, it sends
 /// the verifier to the database. A second handle's inserts are not seen by
