@@ -88,7 +88,7 @@ pub use postgres::{PostgresOptions, PostgresStore};
 #[cfg(feature = "redis")]
 pub use redis::{RedisOptions, RedisStore};
 #[cfg(feature = "sqlite")]
-pub use sqlite::{SqliteOptions, SqliteStore, SqliteWriter};
+pub use sqlite::{EarlyAnswer, SqliteOptions, SqliteStore, SqliteWriter};
 
 use adcp_verify::{ReplayLimits, ReplayStore, StoreError};
 use std::path::PathBuf;

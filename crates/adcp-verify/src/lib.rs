@@ -75,7 +75,9 @@ pub use keys::{
     KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, StaticKeyResolver, MAX_KEY_CANDIDATES,
 };
 pub use profile::{DigestCoverage, Profile};
-pub use replay::{CapKey, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+pub use replay::{
+    CapKey, Durability, InsertOutcome, MemoryReplayStore, ReplayKey, ReplayLimits, ReplayStore, StoreError,
+};
 pub use verifier::{VerifiedSigner, Verifier, CLOCK_SKEW, LABEL, MAX_VALIDITY, MIN_NONCE_BYTES};
 
 /// The README's examples, compiled and run as doctests.

@@ -5,7 +5,7 @@ use crate::clock::Clock;
 use crate::error::{CodePrefix, ErrorCode, Step, VerifyError};
 use crate::keys::{KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, MAX_KEY_CANDIDATES};
 use crate::profile::{DigestCoverage, Profile};
-use crate::replay::{CapKey, InsertOutcome, ReplayKey, ReplayStore};
+use crate::replay::{CapKey, Durability, InsertOutcome, ReplayKey, ReplayStore};
 use adcp_canon::CanonicalUrl;
 use adcp_sigbase::crypto::{Algorithm, VerifyingKey};
 use adcp_sigbase::digest::{ContentDigest, DigestErrorKind, DigestPolicy};
@@ -138,10 +138,36 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     /// request target from the request line / `Host`), every header line
     /// (including `Host` and, for HTTP/2, `:authority`) and the raw body.
     pub async fn verify(&self, msg: &Message<'_>) -> Result<VerifiedSigner, VerifyError> {
+        let (signer, durability) = self.verify_early(msg).await?;
+        self.durable(durability).await?;
+        Ok(signer)
+    }
+
+    /// [`Self::verify`], answered before the replay entry it inserted
+    /// (step 13) is durable when the store answers early
+    /// ([`ReplayStore::insert_early`]): the caller runs its own next store
+    /// operation meanwhile (a claim on the same group-committing store then
+    /// shares the entry's commit instead of waiting for one more), and
+    /// must [`Durability::wait`] before it accepts the request. A failed
+    /// wait means the entry was lost: answer as for `*_store_unavailable`
+    /// (retryable).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::verify`], except a lost entry, which only the wait reports.
+    pub async fn verify_early(&self, msg: &Message<'_>) -> Result<(VerifiedSigner, Durability), VerifyError> {
         let now = self.clock.now();
         let mut prepared = self.prepare(msg, now).await?;
         self.check_signature(&mut prepared)?;
         self.complete(msg, prepared, now).await
+    }
+
+    /// Waits for an early replay entry; a lost one is step 13's store error.
+    async fn durable(&self, durability: Durability) -> Result<(), VerifyError> {
+        durability
+            .wait()
+            .await
+            .map_err(|e| self.fail(ErrorCode::StoreUnavailable, Step::new(13), e.to_string()))
     }
 
     /// Verifies many requests, checking their Ed25519 signatures together
@@ -204,7 +230,10 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         let mut out = Vec::with_capacity(msgs.len());
         for (msg, p) in msgs.iter().zip(signed) {
             out.push(match p {
-                Ok(p) => self.complete(msg, p, now).await,
+                Ok(p) => match self.complete(msg, p, now).await {
+                    Ok((signer, durability)) => self.durable(durability).await.map(|()| signer),
+                    Err(e) => Err(e),
+                },
                 Err(e) => Err(e),
             });
         }
@@ -497,7 +526,12 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     }
 
     /// Steps 11–14, after the signature verified.
-    async fn complete(&self, msg: &Message<'_>, p: Prepared, now: i64) -> Result<VerifiedSigner, VerifyError> {
+    async fn complete(
+        &self,
+        msg: &Message<'_>,
+        p: Prepared,
+        now: i64,
+    ) -> Result<(VerifiedSigner, Durability), VerifyError> {
         use ErrorCode as E;
         let Prepared {
             params,
@@ -543,28 +577,31 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         };
         let expires_at = expires.saturating_add(CLOCK_SKEW);
         let inserted = match self.replay.insert_now(replay_key, expires_at, now) {
-            Some(answer) => answer,
-            None => self.replay.insert(replay_key, expires_at, now).await,
+            Some(answer) => answer.map(|outcome| (outcome, Durability::durable())),
+            None => self.replay.insert_early(replay_key, expires_at, now).await,
         };
-        match inserted {
-            Ok(InsertOutcome::Inserted) => {
+        let durability = match inserted {
+            Ok((InsertOutcome::Inserted, durability)) => {
                 if let Some(monitor) = &self.admission {
                     // Events are logged by the monitor itself.
                     let _ = monitor.record_admission(keyid, now);
                 }
+                durability
             }
-            Ok(InsertOutcome::Replayed) => return Err(self.fail(E::Replayed, Step::new(12), "nonce already seen")),
-            Ok(InsertOutcome::KeyidCapReached | InsertOutcome::AggregateCapReached) => {
+            Ok((InsertOutcome::Replayed, _)) => {
+                return Err(self.fail(E::Replayed, Step::new(12), "nonce already seen"))
+            }
+            Ok((InsertOutcome::KeyidCapReached | InsertOutcome::AggregateCapReached, _)) => {
                 return Err(self.fail(E::RateAbuse, Step::new(13), "replay cache cap reached"))
             }
             Err(e) => return Err(self.fail(E::StoreUnavailable, Step::new(13), e.to_string())),
-        }
+        };
 
         // Step 14: body well-formedness, after the nonce is burned.
         self.check_body(msg, keyid, params.nonce().unwrap_or_default())?;
 
         let keyid = keyid.to_owned();
-        Ok(VerifiedSigner {
+        let signer = VerifiedSigner {
             keyid,
             agent_url: agent_url.to_owned(),
             algorithm,
@@ -573,7 +610,8 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             nonce,
             components: owned_params.into_components(),
             target_uri: target.into_string(),
-        })
+        };
+        Ok((signer, durability))
     }
 
     fn resolve_failure(&self, e: ResolveError, step: Step) -> VerifyError {

@@ -12,7 +12,7 @@ use crate::idempotency::{
     plan_claim, record_from_columns, ClaimOutcome, ClaimRequest, ClaimStep, ClaimToken, ConfigError, Fingerprint,
     IdempotencyConfig, IdempotencyError, IdempotencyRecord, IdempotencyStore, SenderKey,
 };
-use adcp_verify::{CapKey, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
+use adcp_verify::{CapKey, Durability, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use cap_counts::CapCounts;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-pub use writer::SqliteWriter;
 use writer::SqliteWriter as Writer;
+pub use writer::{EarlyAnswer, SqliteWriter};
 
 /// Settings of a [`SqliteStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -370,13 +370,51 @@ impl ReplayStore for SqliteStore {
     }
 
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
+        self.run_hot(self.insert_op(key, expires_at, now))
+            .await
+            .map_err(StoreError)
+    }
+
+    /// Answers once the insert ran in the writer's open transaction: the
+    /// verifier's caller submits its claim meanwhile, and the claim's
+    /// commit covers the entry's (one commit wait per event fewer).
+    async fn insert_early(
+        &self,
+        key: ReplayKey<'_>,
+        expires_at: i64,
+        now: i64,
+    ) -> Result<(InsertOutcome, Durability), StoreError> {
+        let (early, committed) = self
+            .writer
+            .submit_early(self.insert_op(key, expires_at, now))
+            .map_err(StoreError)?;
+        let outcome = self.answer(early).await.map_err(StoreError)?;
+        let durability = Durability::pending(async move {
+            match committed.await {
+                Ok(committed) => committed.map_err(StoreError),
+                Err(_) => Err(StoreError(writer::stopped())),
+            }
+        });
+        Ok((outcome, durability))
+    }
+}
+
+impl SqliteStore {
+    /// Step 13 on the writer's connection: the replay check, the caps and
+    /// the insert, with the expired rows of the second purged first.
+    fn insert_op(
+        &self,
+        key: ReplayKey<'_>,
+        expires_at: i64,
+        now: i64,
+    ) -> impl FnMut(&Connection) -> rusqlite::Result<InsertOutcome> + Send + 'static {
         let partition = cap_columns(key.cap_key());
         let nonce = key.nonce.to_vec();
         let (scoped, scope) = scope_columns(key);
         let limits = self.options.replay_limits;
         let purged = Arc::clone(&self.purged);
         let caps = Arc::clone(&self.caps);
-        self.run_hot(move |conn| {
+        move |conn| {
             let (keyid, agented, agent) = &partition;
             Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
             // Uniqueness ignores the agent: the primary key has none.
@@ -423,9 +461,7 @@ impl ReplayStore for SqliteStore {
                 InsertOutcome::Inserted
             };
             Ok(outcome)
-        })
-        .await
-        .map_err(StoreError)
+        }
     }
 }
 

@@ -105,6 +105,79 @@ where
     }
 }
 
+/// A [`Job`] answering as soon as it ran (before the commit) and reporting
+/// the commit on a second channel (see [`SqliteWriter::submit_early`]).
+struct EarlyOp<T, F> {
+    f: F,
+    result: Option<Result<T, String>>,
+    /// Taken when the early answer goes out.
+    early: Option<oneshot::Sender<Result<T, String>>>,
+    /// What the early answer said, for a run again after a lost batch.
+    sent: Option<T>,
+    durable: oneshot::Sender<Result<(), String>>,
+}
+
+/// Why a durability fails when a re-run disagrees with the early answer.
+const REANSWERED: &str = "sqlite: the batch was rolled back and the operation, run again, answered differently";
+
+impl<T, F> Job for EarlyOp<T, F>
+where
+    T: Clone + PartialEq + Send,
+    F: FnMut(&Connection) -> rusqlite::Result<T> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> Result<(), String> {
+        self.result = None;
+        let result = (self.f)(conn).map_err(|e| format!("sqlite: {e}"));
+        let status = match &result {
+            Ok(value) => {
+                if let Some(early) = self.early.take() {
+                    self.sent = Some(value.clone());
+                    // The caller may have given up: nothing to do.
+                    let _ = early.send(Ok(value.clone()));
+                }
+                Ok(())
+            }
+            Err(e) => Err(e.clone()),
+        };
+        self.result = Some(result);
+        status
+    }
+
+    fn answer(self: Box<Self>, error: Option<String>) {
+        let this = *self;
+        let outcome = match (error, this.result) {
+            (Some(e), _) => Err(e),
+            (None, Some(result)) => result,
+            (None, None) => Err("sqlite: the operation did not run".to_owned()),
+        };
+        let durable = match this.early {
+            // Never answered early (it failed first): one answer for both.
+            Some(early) => {
+                let durable = outcome.as_ref().map(drop).map_err(Clone::clone);
+                let _ = early.send(outcome);
+                durable
+            }
+            None => match outcome {
+                Ok(value) if this.sent.as_ref() == Some(&value) => Ok(()),
+                Ok(_) => Err(REANSWERED.to_owned()),
+                Err(e) => Err(e),
+            },
+        };
+        let _ = this.durable.send(durable);
+    }
+
+    fn guarded(&self) -> bool {
+        false
+    }
+}
+
+/// Where [`SqliteWriter::submit_early`] answers: the operation's result as
+/// soon as it ran, then whether the transaction that ran it committed.
+pub type EarlyAnswer<T> = (
+    oneshot::Receiver<Result<T, String>>,
+    oneshot::Receiver<Result<(), String>>,
+);
+
 /// A group-commit writer: one thread owns a SQLite connection and runs
 /// every submitted operation on it, many per `BEGIN IMMEDIATE`
 /// transaction, each in a savepoint of its own, answering each caller
@@ -193,23 +266,56 @@ impl SqliteWriter {
         self.queue(f, false)
     }
 
+    /// [`submit_unguarded`](Self::submit_unguarded), answered twice: the
+    /// first receiver gets `f`'s result as soon as `f` ran inside the open
+    /// batch transaction, before the commit; the second gets `Ok` once that
+    /// transaction committed, or the error that lost it. Jobs submitted
+    /// after the early answer arrived commit in the same transaction or a
+    /// later one (one thread, first in, first out), so when one of them is
+    /// answered after its commit, this one's commit is decided too.
+    ///
+    /// Nothing else may see the effect before the second answer: until
+    /// then a crash or a failed commit can undo it. If the batch is rolled
+    /// back and `f` runs again, the second answer is `Ok` only when the new
+    /// result equals the one already sent. A failure before any result was
+    /// sent arrives on both receivers.
+    ///
+    /// # Errors
+    ///
+    /// The writer thread has stopped.
+    pub fn submit_early<T, F>(&self, f: F) -> Result<EarlyAnswer<T>, String>
+    where
+        T: Clone + PartialEq + Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let (early, answer) = oneshot::channel();
+        let (durable, committed) = oneshot::channel();
+        self.send(Box::new(EarlyOp {
+            f,
+            result: None,
+            early: Some(early),
+            sent: None,
+            durable,
+        }))?;
+        Ok((answer, committed))
+    }
+
+    fn send(&self, job: Box<dyn Job>) -> Result<(), String> {
+        self.jobs.as_ref().ok_or_else(stopped)?.send(job).map_err(|_| stopped())
+    }
+
     fn queue<T, F>(&self, f: F, guarded: bool) -> Result<oneshot::Receiver<Result<T, String>>, String>
     where
         T: Send + 'static,
         F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        let job = Box::new(Op {
+        self.send(Box::new(Op {
             f,
             result: None,
             reply,
             guarded,
-        });
-        self.jobs
-            .as_ref()
-            .ok_or_else(stopped)?
-            .send(job)
-            .map_err(|_| stopped())?;
+        }))?;
         Ok(answer)
     }
 }
@@ -513,5 +619,70 @@ mod tests {
         for answer in queued {
             assert_eq!(answer.blocking_recv().unwrap(), Ok(1));
         }
+    }
+    #[test]
+    fn an_early_job_answers_before_its_commit_and_reports_the_commit_after() {
+        let writer = writer();
+        let held = hold(&writer);
+        let (early, committed) = writer
+            .submit_early(|conn: &Connection| conn.execute("INSERT INTO t (v) VALUES (7)", []))
+            .unwrap();
+        // Same batch, after it: the commit waits for this one.
+        let slow = writer
+            .submit(|_: &Connection| {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(())
+            })
+            .unwrap();
+        held.blocking_recv().unwrap().unwrap();
+        assert_eq!(early.blocking_recv().unwrap(), Ok(1));
+        let mut committed = committed;
+        assert!(
+            matches!(committed.try_recv(), Err(oneshot::error::TryRecvError::Empty)),
+            "answered early, while its batch is still open"
+        );
+        slow.blocking_recv().unwrap().unwrap();
+        assert_eq!(committed.blocking_recv().unwrap(), Ok(()));
+        assert_eq!(count(&writer).blocking_recv().unwrap(), Ok(1));
+    }
+
+    #[test]
+    fn an_early_answer_a_rerun_contradicts_is_not_durable() {
+        let writer = writer();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let held = hold(&writer);
+        // Answers how many times it ran: a rerun answers differently.
+        let counted = Arc::clone(&runs);
+        let (differs, differs_committed) = writer
+            .submit_early(move |conn: &Connection| {
+                conn.execute("INSERT INTO t (v) VALUES (1)", [])?;
+                Ok(counted.fetch_add(1, Ordering::SeqCst))
+            })
+            .unwrap();
+        let (same, same_committed) = writer
+            .submit_early(|conn: &Connection| conn.execute("INSERT INTO t (v) VALUES (2)", []))
+            .unwrap();
+        let failing = writer
+            .submit_unguarded(|conn: &Connection| conn.execute("INSERT INTO missing (v) VALUES (1)", []))
+            .unwrap();
+        held.blocking_recv().unwrap().unwrap();
+        assert_eq!(differs.blocking_recv().unwrap(), Ok(0));
+        assert_eq!(same.blocking_recv().unwrap(), Ok(1));
+        assert!(failing.blocking_recv().unwrap().is_err());
+        let lost = differs_committed.blocking_recv().unwrap().unwrap_err();
+        assert!(lost.contains("answered differently"), "{lost}");
+        assert_eq!(same_committed.blocking_recv().unwrap(), Ok(()));
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn an_early_job_that_fails_answers_its_error_on_both_receivers() {
+        let writer = writer();
+        let (early, committed) = writer
+            .submit_early(|conn: &Connection| conn.execute("INSERT INTO missing (v) VALUES (1)", []))
+            .unwrap();
+        let e = early.blocking_recv().unwrap().unwrap_err();
+        assert!(e.contains("no such table"), "{e}");
+        assert_eq!(committed.blocking_recv().unwrap(), Err(e));
     }
 }

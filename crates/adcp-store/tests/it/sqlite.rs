@@ -715,6 +715,32 @@ async fn a_version_2_database_gains_the_notification_records_at_open() {
     assert_eq!(version, 2, "an added table does not bump the version");
 }
 
+/// Step 13 answered before its commit: the outcome is the insert's, the
+/// durability resolves once the entry is committed (it survives a reopen),
+/// and the next operation sees the entry at once.
+#[tokio::test]
+async fn an_early_replay_insert_is_durable_once_its_durability_resolves() {
+    use adcp_verify::InsertOutcome;
+    let dir = TempDir::new();
+    let path = dir.path().join("early.sqlite");
+    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let (outcome, durability) = store
+        .insert_early(replay_key("k", b"early"), NOW + 360, NOW)
+        .await
+        .unwrap();
+    assert_eq!(outcome, InsertOutcome::Inserted);
+    assert!(durability.is_pending());
+    let (again, _) = store
+        .insert_early(replay_key("k", b"early"), NOW + 360, NOW)
+        .await
+        .unwrap();
+    assert_eq!(again, InsertOutcome::Replayed);
+    durability.wait().await.unwrap();
+    drop(store);
+    let reopened = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    assert!(reopened.contains(replay_key("k", b"early"), NOW).await.unwrap());
+}
+
 /// The dedup table as builds before the rowid layout created it: keyed by
 /// `(sender, key)`, `WITHOUT ROWID`, with its expiry index and triggers.
 const KEYED_IDEMPOTENCY: &str = "

@@ -311,4 +311,38 @@ impl WebhookAuthMode {
             Self::Bearer { token } => token.verify(msg).map(|()| VerifiedWebhook::Bearer),
         }
     }
+
+    /// [`verify`](Self::verify) with RFC 9421's replay entry possibly not
+    /// yet durable ([`Verifier::verify_early`]): the caller must
+    /// [`Durability::wait`](crate::Durability::wait) before accepting the
+    /// webhook. HMAC and Bearer keep no replay entry: their durability is
+    /// [`Durability::durable`](crate::Durability::durable).
+    ///
+    /// # Errors
+    ///
+    /// As [`verify`](Self::verify).
+    pub async fn verify_early<K, S, C, L>(
+        &self,
+        msg: &Message<'_>,
+        rfc9421: &Verifier<K, S, C>,
+        clock: &L,
+    ) -> Result<(VerifiedWebhook, crate::Durability), VerifyError>
+    where
+        K: KeyResolver,
+        S: ReplayStore,
+        C: Clock,
+        L: Clock + ?Sized,
+    {
+        match self {
+            Self::Rfc9421 => {
+                self.check_scheme(msg)?;
+                let (signer, durability) = rfc9421.verify_early(msg).await?;
+                Ok((VerifiedWebhook::Rfc9421(signer), durability))
+            }
+            Self::HmacSha256 { .. } | Self::Bearer { .. } => self
+                .verify(msg, rfc9421, clock)
+                .await
+                .map(|verified| (verified, crate::Durability::durable())),
+        }
+    }
 }

@@ -17,8 +17,10 @@
 //! partition of its own: a verifier that never passes an agent counts per
 //! keyid exactly as before. The aggregate cap counts every entry.
 
+mod durability;
 mod memory;
 
+pub use durability::Durability;
 pub use memory::{MemoryReplayStore, ReplayLimits};
 
 use async_trait::async_trait;
@@ -117,6 +119,27 @@ pub trait ReplayStore: Send + Sync {
     /// cap check.
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError>;
 
+    /// [`Self::insert`], answered possibly before the entry is durable,
+    /// with the [`Durability`] that tells when it is. A group-committing
+    /// store answers as soon as the insert ran in its open transaction, so
+    /// the caller's next operation on the same store can share the commit
+    /// instead of waiting for one of its own. The outcome is the one
+    /// [`Self::insert`] would have given; the caller must wait for the
+    /// durability of an [`InsertOutcome::Inserted`] before accepting the
+    /// request (see [`Durability`]).
+    ///
+    /// The default awaits [`Self::insert`] and returns
+    /// [`Durability::durable`].
+    async fn insert_early(
+        &self,
+        key: ReplayKey<'_>,
+        expires_at: i64,
+        now: i64,
+    ) -> Result<(InsertOutcome, Durability), StoreError> {
+        let outcome = self.insert(key, expires_at, now).await?;
+        Ok((outcome, Durability::durable()))
+    }
+
     /// [`Self::keyid_cap_reached`] answered without I/O (an in-process
     /// store, or a durable one answering from what it observed itself);
     /// `None` (the default) sends the caller to the async call. `true`
@@ -150,6 +173,15 @@ impl<S: ReplayStore + ?Sized> ReplayStore for std::sync::Arc<S> {
 
     async fn insert(&self, key: ReplayKey<'_>, expires_at: i64, now: i64) -> Result<InsertOutcome, StoreError> {
         (**self).insert(key, expires_at, now).await
+    }
+
+    async fn insert_early(
+        &self,
+        key: ReplayKey<'_>,
+        expires_at: i64,
+        now: i64,
+    ) -> Result<(InsertOutcome, Durability), StoreError> {
+        (**self).insert_early(key, expires_at, now).await
     }
 
     fn keyid_cap_reached_now(&self, cap: CapKey<'_>, now: i64) -> Option<Result<bool, StoreError>> {

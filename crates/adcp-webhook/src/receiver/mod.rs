@@ -26,6 +26,7 @@ use adcp_store::{ClaimOutcome, ClaimToken, Fingerprint, IdempotencyError, Idempo
 use adcp_strict_json::jcs;
 use adcp_verify::admission::AdmissionMonitor;
 use adcp_verify::legacy::{VerifiedWebhook, WebhookAuthMode};
+use adcp_verify::Durability;
 use adcp_verify::KeyResolver;
 use adcp_verify::Profile;
 use adcp_verify::ReplayStore;
@@ -562,7 +563,12 @@ impl Receiver {
             idempotency_key = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );
-        let decision = self.decide_inner(parts, body, &span).instrument(span.clone()).await;
+        let mut durability = Durability::durable();
+        let decision = self
+            .decide_inner(parts, body, &span, &mut durability)
+            .instrument(span.clone())
+            .await;
+        let decision = self.once_durable(decision, durability).instrument(span.clone()).await;
         match &decision {
             Decision::Reply(reply) => {
                 span.record("outcome", reply.outcome);
@@ -574,7 +580,34 @@ impl Receiver {
         decision
     }
 
-    async fn decide_inner(&self, parts: &http::request::Parts, body: Bytes, span: &tracing::Span) -> Decision {
+    /// A decision to accept stands only once the replay entry behind it is
+    /// durable (the verifier answers before its commit, so that the claim
+    /// shares it): a lost entry turns it into a `503`, giving back what was
+    /// claimed, and the sender retries. Refusals need no durable entry.
+    async fn once_durable(&self, decision: Decision, durability: Durability) -> Decision {
+        if !durability.is_pending() || matches!(&decision, Decision::Reply(reply) if !reply.status.is_success()) {
+            return decision;
+        }
+        match durability.wait().await {
+            Ok(()) => decision,
+            Err(e) => {
+                tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "replay entry lost before its commit: 503 (fail closed)");
+                if let Decision::Deliver(delivery) = &decision {
+                    self.give_back_delivery(delivery).await;
+                }
+                self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE))
+            }
+        }
+    }
+
+    /// Steps 2–7; `durability` receives the verifier's for the replay entry.
+    async fn decide_inner(
+        &self,
+        parts: &http::request::Parts,
+        body: Bytes,
+        span: &tracing::Span,
+        durability: &mut Durability,
+    ) -> Decision {
         let inner = &*self.inner;
         if body.len() > inner.config.max_body_bytes {
             return self.reply(Reply::new(StatusCode::PAYLOAD_TOO_LARGE, outcome::PAYLOAD_TOO_LARGE));
@@ -597,12 +630,22 @@ impl Receiver {
             && inner.mode.is_legacy()
             && msg.field_lines("signature-input").next().is_some();
         let verified = if challenge_only {
-            inner.verifier.verify(&msg).await.map(VerifiedWebhook::Rfc9421)
+            inner
+                .verifier
+                .verify_early(&msg)
+                .await
+                .map(|(signer, durable)| (VerifiedWebhook::Rfc9421(signer), durable))
         } else {
-            inner.mode.verify(&msg, &inner.verifier, inner.clock.as_ref()).await
+            inner
+                .mode
+                .verify_early(&msg, &inner.verifier, inner.clock.as_ref())
+                .await
         };
         let verified = match verified {
-            Ok(v) => v,
+            Ok((v, durable)) => {
+                *durability = durable;
+                v
+            }
             Err(e) => return self.reply(verify_reply(&e)),
         };
         let (sender, keyid) = match &verified {
@@ -913,6 +956,11 @@ impl Receiver {
     pub async fn release(&self, delivery: &Delivery) {
         self.inner.metrics.incr(outcome::HANDLER_FAILED);
         delivery.span.record("outcome", outcome::HANDLER_FAILED);
+        self.give_back_delivery(delivery).await;
+    }
+
+    /// Gives back the delivery's claim and its notification lock.
+    async fn give_back_delivery(&self, delivery: &Delivery) {
         let w = &delivery.webhook;
         let key = SenderKey {
             sender: w.sender(),

@@ -16,7 +16,7 @@ use axum::routing::post;
 use axum::Router;
 use bytes::Bytes;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -514,6 +514,85 @@ async fn store_outage_is_503_and_never_reaches_the_handler() {
     assert!(response.headers().get("www-authenticate").is_none());
     assert_eq!(effects.count(), 0);
     assert_eq!(receiver.metrics().get(outcome::STORE_UNAVAILABLE), 1);
+}
+
+/// A replay store answering its inserts early, as a group-committing one
+/// does, whose entries are lost before their commit while `lose` is set.
+struct LosingReplay {
+    inner: adcp_verify::MemoryReplayStore,
+    lose: AtomicBool,
+}
+
+#[async_trait]
+impl adcp_verify::ReplayStore for LosingReplay {
+    async fn keyid_cap_reached(&self, cap: adcp_verify::CapKey<'_>, now: i64) -> Result<bool, adcp_verify::StoreError> {
+        self.inner.keyid_cap_reached(cap, now).await
+    }
+    async fn contains(&self, key: adcp_verify::ReplayKey<'_>, now: i64) -> Result<bool, adcp_verify::StoreError> {
+        self.inner.contains(key, now).await
+    }
+    async fn insert(
+        &self,
+        key: adcp_verify::ReplayKey<'_>,
+        expires_at: i64,
+        now: i64,
+    ) -> Result<adcp_verify::InsertOutcome, adcp_verify::StoreError> {
+        self.inner.insert(key, expires_at, now).await
+    }
+    async fn insert_early(
+        &self,
+        key: adcp_verify::ReplayKey<'_>,
+        expires_at: i64,
+        now: i64,
+    ) -> Result<(adcp_verify::InsertOutcome, adcp_verify::Durability), adcp_verify::StoreError> {
+        let outcome = self.inner.insert(key, expires_at, now).await?;
+        let lost = self.lose.load(Ordering::SeqCst);
+        let durability = adcp_verify::Durability::pending(async move {
+            tokio::task::yield_now().await;
+            if lost {
+                Err(adcp_verify::StoreError("sqlite: disk I/O error".to_owned()))
+            } else {
+                Ok(())
+            }
+        });
+        Ok((outcome, durability))
+    }
+}
+
+/// The verifier's replay entry may be answered before its commit; the
+/// receiver accepts (delivers, or answers a duplicate `200`) only once it
+/// is durable. A lost entry is a `503` that never reaches the handler and
+/// gives the claim back, so the sender's retry is delivered.
+#[tokio::test]
+async fn a_replay_entry_lost_before_its_commit_is_503_and_the_retry_is_delivered() {
+    let (signer, jwks) = seller(Algorithm::Ed25519, "seller-lost");
+    let replay = Arc::new(LosingReplay {
+        inner: adcp_verify::MemoryReplayStore::webhook(),
+        lose: AtomicBool::new(true),
+    });
+    let receiver = Receiver::builder(keys_for(&jwks), replay.clone(), memory_idempotency())
+        .build()
+        .unwrap();
+    let effects = Arc::new(Effects::default());
+    let app = layered(receiver.clone(), Arc::clone(&effects));
+    let ev = event("task_lost");
+    let first = signer.sign_webhook("https://buyer.example/hook", &ev).await.unwrap();
+    let response = app.clone().oneshot(to_axum(&first)).await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(effects.count(), 0, "never delivered on a lost entry");
+    assert_eq!(receiver.metrics().get(outcome::STORE_UNAVAILABLE), 1);
+
+    replay.lose.store(false, Ordering::SeqCst);
+    let retry = signer.sign_webhook("https://buyer.example/hook", &ev).await.unwrap();
+    assert_eq!(app.clone().oneshot(to_axum(&retry)).await.unwrap().status(), 200);
+    assert_eq!(effects.count(), 1, "the claim was given back: the retry is delivered");
+
+    // A duplicate's 200 waits for its entry too.
+    replay.lose.store(true, Ordering::SeqCst);
+    let again = signer.sign_webhook("https://buyer.example/hook", &ev).await.unwrap();
+    assert_eq!(app.oneshot(to_axum(&again)).await.unwrap().status(), 503);
+    assert_eq!(effects.count(), 1);
+    assert_eq!(receiver.metrics().get(outcome::ACCEPTED), 1);
 }
 
 #[tokio::test]
