@@ -178,6 +178,9 @@ pub(super) fn prepare(conn: &Connection, options: &SqliteOptions) -> Result<(), 
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(backend(format!("journal_mode is {mode}, WAL required")));
     }
+    // A negative cache_size is in KiB.
+    let cache_kib = i64::try_from(options.page_cache_bytes / 1024).unwrap_or(i64::MAX);
+    conn.pragma_update(None, "cache_size", -cache_kib).map_err(backend)?;
     conn.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
     let synchronous: i64 = conn
         .query_row("PRAGMA synchronous", [], |row| row.get(0))
