@@ -70,7 +70,10 @@ impl Default for SqliteOptions {
 /// `synchronous=FULL`, and a call returns only after the transaction
 /// holding its write committed, so every acknowledged write (an `Inserted`
 /// replay entry, a claim, a completion) is fsynced before the call returns
-/// and survives `kill -9` and power loss.
+/// and survives `kill -9` and power loss. The one exception says so in its
+/// type: [`ReplayStore::insert_early`] answers once the insert ran and
+/// returns the [`Durability`] of its commit, for a caller that queues its
+/// next operation (the claim) meanwhile and waits before it accepts.
 ///
 /// Group commit: one writer thread per store owns the connection and runs
 /// every operation, reads included, in arrival order. It batches the
