@@ -580,24 +580,40 @@ impl Receiver {
         decision
     }
 
-    /// A decision to accept stands only once the replay entry behind it is
-    /// durable (the verifier answers before its commit, so that the claim
-    /// shares it): a lost entry turns it into a `503`, giving back what was
-    /// claimed, and the sender retries. Refusals need no durable entry.
+    /// A delivery stands only once the replay entry behind it is durable
+    /// (the verifier answers before its commit, so that the claim shares
+    /// it): a lost entry turns it into a `503`, giving back what was
+    /// claimed, and the sender retries. A `2xx` reply waited already
+    /// ([`Self::reply_once_durable`]); refusals need no durable entry.
     async fn once_durable(&self, decision: Decision, durability: Durability) -> Decision {
-        if !durability.is_pending() || matches!(&decision, Decision::Reply(reply) if !reply.status.is_success()) {
+        let Decision::Deliver(delivery) = &decision else {
             return decision;
-        }
+        };
         match durability.wait().await {
             Ok(()) => decision,
             Err(e) => {
-                tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "replay entry lost before its commit: 503 (fail closed)");
-                if let Decision::Deliver(delivery) = &decision {
-                    self.give_back_delivery(delivery).await;
-                }
-                self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE))
+                self.give_back_delivery(delivery).await;
+                self.entry_lost(&e)
             }
         }
+    }
+
+    /// `answer`, counted and logged once the replay entry behind it is
+    /// durable when it is a `2xx`; a `503` (and only that counted) when the
+    /// entry was lost.
+    async fn reply_once_durable(&self, answer: Reply, durability: &mut Durability) -> Decision {
+        if !answer.status.is_success() {
+            return self.reply(answer);
+        }
+        match std::mem::take(durability).wait().await {
+            Ok(()) => self.reply(answer),
+            Err(e) => self.entry_lost(&e),
+        }
+    }
+
+    fn entry_lost(&self, e: &adcp_verify::StoreError) -> Decision {
+        tracing::error!(target: RECEIVER_TRACING_TARGET, error = %e, "replay entry lost before its commit: 503 (fail closed)");
+        self.reply(Reply::new(StatusCode::SERVICE_UNAVAILABLE, outcome::STORE_UNAVAILABLE))
     }
 
     /// Steps 2–7; `durability` receives the verifier's for the replay entry.
@@ -709,10 +725,10 @@ impl Receiver {
         };
         if let WebhookPayload::Challenge(challenge) = &typed {
             // Never reaches the handler or an upstream.
-            return self.reply(
-                self.answer_challenge(challenge, &verified, registration.as_deref(), now)
-                    .await,
-            );
+            let answer = self
+                .answer_challenge(challenge, &verified, registration.as_deref(), now)
+                .await;
+            return self.reply_once_durable(answer, durability).await;
         }
         if challenge_only {
             // An RFC 9421 delivery at a URL registered for legacy auth.
@@ -770,7 +786,8 @@ impl Receiver {
         if reemission_of.is_some() && typed.is_terminal_task() {
             // The schema: re-emissions MUST NOT republish terminal effects.
             tracing::info!(target: RECEIVER_TRACING_TARGET, "re-emission of a terminal task result: answered, not delivered");
-            return self.reply(Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED));
+            let answer = Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED);
+            return self.reply_once_durable(answer, durability).await;
         }
         let event = SenderKey {
             sender: &sender,
@@ -782,7 +799,10 @@ impl Receiver {
             .await
         {
             Ok(ClaimOutcome::Claimed(claim)) => claim,
-            Ok(ClaimOutcome::Completed) => return self.reply(Reply::new(StatusCode::OK, outcome::DUPLICATE)),
+            Ok(ClaimOutcome::Completed) => {
+                let answer = Reply::new(StatusCode::OK, outcome::DUPLICATE);
+                return self.reply_once_durable(answer, durability).await;
+            }
             Ok(ClaimOutcome::Conflict) => {
                 tracing::warn!(target: RECEIVER_TRACING_TARGET, "same idempotency_key with a different payload: 409");
                 return self.reply(Reply::new(StatusCode::CONFLICT, outcome::IDEMPOTENCY_CONFLICT));
@@ -821,7 +841,8 @@ impl Receiver {
                     }
                     if reemission_of.is_some() && typed.is_terminal_task() {
                         self.give_back(event, claim.token, now).await;
-                        return self.reply(Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED));
+                        let answer = Reply::new(StatusCode::OK, outcome::REEMISSION_SUPPRESSED);
+                        return self.reply_once_durable(answer, durability).await;
                     }
                 }
                 Ok(NotificationClaim::InFlight) => {
