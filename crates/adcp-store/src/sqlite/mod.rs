@@ -4,6 +4,7 @@
 //! crate root).
 
 mod cap_counts;
+mod key_index;
 mod notification;
 mod schema;
 mod writer;
@@ -15,6 +16,7 @@ use crate::idempotency::{
 use adcp_verify::{CapKey, Durability, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use cap_counts::CapCounts;
+use key_index::{by_rowid, KeyIndex, Maps};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -124,17 +126,19 @@ pub struct SqliteStore {
     purged: Arc<Purged>,
     /// Partition sizes for step 9a's pre-check (see `cap_counts.rs`).
     caps: Arc<CapCounts>,
+    /// Where each replay entry and dedup record is (see `key_index.rs`).
+    index: KeyIndex,
 }
 
 /// The latest `now` (Unix seconds) for which each table's expired rows were
 /// deleted. Rows expire by whole seconds, so a second purge for the same
-/// `now` finds nothing; it is skipped, because a range delete on these
-/// `WITHOUT ROWID` tables with a delete trigger builds an ephemeral b-tree
-/// of the keys to delete even when there are none (about a third of the
-/// writer's instructions per event when every operation purged). A batch
-/// rolled back after its purge leaves rows expired in that second until
-/// the next one; the writes that could meet such a row (a claim of the same
-/// key, a replay of the same nonce) delete it by primary key first.
+/// `now` finds nothing; it is skipped, because a range delete on a table
+/// with a delete trigger costs a statement run even when there is nothing
+/// to delete (about a third of the writer's instructions per event when
+/// every operation purged). A batch rolled back after its purge leaves rows
+/// expired in that second until the next one; the writes that could meet
+/// such a row (a claim of the same key, a replay of the same nonce) delete
+/// it first.
 #[derive(Debug, Default)]
 struct Purged {
     replay: AtomicI64,
@@ -142,20 +146,37 @@ struct Purged {
 }
 
 impl Purged {
-    /// Runs `sql` (a delete of the rows expired before `?1`) unless `mark`
-    /// already covers `now`.
-    fn run(conn: &Connection, mark: &AtomicI64, sql: &str, now: i64) -> rusqlite::Result<()> {
-        if now <= mark.load(Ordering::Relaxed) {
+    /// The replay entries expired at `now`, unless that second was purged.
+    /// Once a second, also checks that the maps are not much larger than
+    /// the tables (see [`Maps::compact_if_bloated`]).
+    fn replay(&self, conn: &Connection, maps: &mut Maps, now: i64) -> rusqlite::Result<()> {
+        if now <= self.replay.load(Ordering::Relaxed) {
             return Ok(());
         }
-        exec(conn, sql, [now])?;
-        mark.fetch_max(now, Ordering::Relaxed);
+        maps.delete_replay(conn, PURGE_REPLAY, now)?;
+        let (replay_rows, record_rows) = row(conn, COUNT_ROWS, [], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        maps.compact_if_bloated(replay_rows, record_rows);
+        self.replay.fetch_max(now, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The dedup records expired at `now`, unless that second was purged.
+    fn idempotency(&self, conn: &Connection, maps: &mut Maps, now: i64) -> rusqlite::Result<()> {
+        if now <= self.idempotency.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        maps.delete_records(conn, PURGE_IDEMPOTENCY, now)?;
+        self.idempotency.fetch_max(now, Ordering::Relaxed);
         Ok(())
     }
 }
 
-const PURGE_REPLAY: &str = "DELETE FROM adcp_replay WHERE expires_at < ?1";
-const PURGE_IDEMPOTENCY: &str = "DELETE FROM adcp_idempotency WHERE expires_at < ?1";
+const PURGE_REPLAY: &str =
+    "DELETE FROM adcp_replay_entries WHERE expires_at < ?1 RETURNING id, keyid, scoped, scope, nonce";
+const PURGE_IDEMPOTENCY: &str = "DELETE FROM adcp_idempotency_records WHERE expires_at < ?1 RETURNING id, sender, key";
+/// The live rows of both tables, from their counters.
+const COUNT_ROWS: &str = "SELECT (SELECT n FROM adcp_replay_total WHERE id = 0),
+        (SELECT COALESCE(SUM(n), 0) FROM adcp_idempotency_counts)";
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -182,13 +203,15 @@ impl SqliteStore {
         schema::prepare(&conn, &options)?;
         // Room for every statement of the store (see `exec`) and the writer.
         conn.set_prepared_statement_cache_capacity(48);
-        let writer = Writer::start(conn).map_err(backend)?;
+        let index = KeyIndex::new();
+        let writer = Writer::start_observed(conn, index.observer()).map_err(backend)?;
         Ok(Self {
             writer: Arc::new(writer),
             options,
             path,
             purged: Arc::default(),
             caps: Arc::default(),
+            index,
         })
     }
 
@@ -216,9 +239,11 @@ impl SqliteStore {
     /// record expired at `now` and returns how many rows were removed. Optional: writes expire rows
     /// lazily anyway; an idle receiver can call it from a timer.
     pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        let index = self.index.clone();
         self.run(move |conn| {
-            let replay = exec(conn, PURGE_REPLAY, [now])?;
-            let idem = exec(conn, PURGE_IDEMPOTENCY, [now])?;
+            let mut maps = index.ready(conn)?;
+            let replay = maps.delete_replay(conn, PURGE_REPLAY, now)?;
+            let idem = maps.delete_records(conn, PURGE_IDEMPOTENCY, now)?;
             let notes = notification::purge(conn, now)?;
             Ok((replay + idem + notes) as u64)
         })
@@ -346,8 +371,9 @@ impl ReplayStore for SqliteStore {
         let limit = as_count(self.options.replay_limits.per_keyid_cap);
         let purged = Arc::clone(&self.purged);
         let caps = Arc::clone(&self.caps);
+        let index = self.index.clone();
         self.run(move |conn| {
-            Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
+            purged.replay(conn, &mut *index.ready(conn)?, now)?;
             let count = cap_count(conn, &partition)?;
             caps.observe(cap_key(&partition), count);
             Ok(count >= limit)
@@ -368,15 +394,11 @@ impl ReplayStore for SqliteStore {
         let keyid = key.keyid.to_owned();
         let nonce = key.nonce.to_vec();
         let (scoped, scope) = scope_columns(key);
+        let index = self.index.clone();
         self.run(move |conn| {
-            row(
-                conn,
-                "SELECT expires_at FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
-                params![keyid, scoped, scope, nonce],
-                |row| row.get::<_, i64>(0),
-            )
-            .optional()
-            .map(|held| held.is_some_and(|expires_at| now <= expires_at))
+            let mut maps = index.ready(conn)?;
+            let held = find_entry(conn, &mut maps, &keyid, scoped, &scope, &nonce)?;
+            Ok(held.is_some_and(|(_, expires_at)| now <= expires_at))
         })
         .await
         .map_err(StoreError)
@@ -427,27 +449,20 @@ impl SqliteStore {
         let limits = self.options.replay_limits;
         let purged = Arc::clone(&self.purged);
         let caps = Arc::clone(&self.caps);
+        let index = self.index.clone();
         move |conn| {
             let (keyid, agented, agent) = &partition;
-            Purged::run(conn, &purged.replay, PURGE_REPLAY, now)?;
-            // Uniqueness ignores the agent: the primary key has none.
-            let held = row(
-                conn,
-                "SELECT expires_at FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
-                params![keyid, scoped, scope, nonce],
-                |row| row.get::<_, i64>(0),
-            )
-            .optional()?;
-            match held {
-                Some(held_until) if held_until >= now => return Ok(InsertOutcome::Replayed),
+            let mut maps = index.ready(conn)?;
+            purged.replay(conn, &mut maps, now)?;
+            // Uniqueness ignores the agent: the key has none.
+            let hash = maps.replay_hash(keyid, scoped, &scope, &nonce);
+            match find_entry(conn, &mut maps, keyid, scoped, &scope, &nonce)? {
+                Some((_, held_until)) if held_until >= now => return Ok(InsertOutcome::Replayed),
                 // This nonce's own row expired and is still there (see
                 // `Purged`): it goes before the new one.
-                Some(_) => {
-                    exec(
-                        conn,
-                        "DELETE FROM adcp_replay WHERE keyid = ?1 AND scoped = ?2 AND scope = ?3 AND nonce = ?4",
-                        params![keyid, scoped, scope, nonce],
-                    )?;
+                Some((rowid, _)) => {
+                    exec(conn, "DELETE FROM adcp_replay_entries WHERE id = ?1", [rowid])?;
+                    maps.replay.forget(hash, rowid);
                 }
                 None => {}
             }
@@ -466,10 +481,11 @@ impl SqliteStore {
             } else {
                 exec(
                     conn,
-                    "INSERT INTO adcp_replay (keyid, scoped, scope, nonce, expires_at, agented, agent)
+                    "INSERT INTO adcp_replay_entries (keyid, scoped, scope, nonce, expires_at, agented, agent)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                     params![keyid, scoped, scope, nonce, expires_at, agented, agent],
                 )?;
+                maps.replay.inserted(hash, conn.last_insert_rowid());
                 caps.observe(cap_key(&partition), count.saturating_add(1));
                 InsertOutcome::Inserted
             };
@@ -478,25 +494,84 @@ impl SqliteStore {
     }
 }
 
-/// A `SELECT` of the columns [`read_record`] reads, filtered by `$filter`.
-macro_rules! select_record {
-    ($filter:literal) => {
-        concat!(
-            "SELECT fingerprint, completed, token, attempt, lease_expires_at, completed_at, created_at, expires_at
-             FROM adcp_idempotency WHERE ",
-            $filter
-        )
-    };
-}
+/// A replay entry's row (found through the key index): the columns
+/// [`find_entry`] checks, then `expires_at`.
+const SELECT_ENTRY: &str = "SELECT keyid, scoped, scope, nonce, expires_at FROM adcp_replay_entries WHERE id = ?1";
 
-const SELECT_RECORD: &str = select_record!("sender = ?1 AND key = ?2 AND expires_at >= ?3");
-
-/// [`SELECT_RECORD`] expired or not: a claim tells the two apart itself,
-/// so a new key costs one seek rather than a read and a delete.
-const SELECT_ANY_RECORD: &str = select_record!("sender = ?1 AND key = ?2");
+/// A dedup record's row (found through the key index): the columns
+/// [`read_record`] reads, then the key [`find_record`] checks.
+const SELECT_RECORD: &str = "SELECT fingerprint, completed, token, attempt, lease_expires_at, completed_at,
+        created_at, expires_at, sender, key
+     FROM adcp_idempotency_records WHERE id = ?1";
 
 fn read_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<IdempotencyRecord> {
     record_from_columns(row.get(0)?, row.get(1)?, |i| row.get(i))
+}
+
+/// The error of a row whose key is not the one the index holds it for:
+/// never expected (rowids are not reused, and a rollback rebuilds the
+/// index), so the operation fails closed rather than guess.
+fn index_mismatch() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+        Some("the key index points at a row of another key".to_owned()),
+    )
+}
+
+/// The live or expired replay entry of a key, as `(rowid, expires_at)`.
+fn find_entry(
+    conn: &Connection,
+    maps: &mut Maps,
+    keyid: &str,
+    scoped: i64,
+    scope: &str,
+    nonce: &[u8],
+) -> rusqlite::Result<Option<(i64, i64)>> {
+    let hash = maps.replay_hash(keyid, scoped, scope, nonce);
+    let Some(rowid) = maps.replay.get(hash) else {
+        return Ok(None);
+    };
+    let found = by_rowid(conn, SELECT_ENTRY, rowid, |row| {
+        let same = row.get_ref(0)?.as_str()? == keyid
+            && row.get::<_, i64>(1)? == scoped
+            && row.get_ref(2)?.as_str()? == scope
+            && row.get_ref(3)?.as_blob()? == nonce;
+        Ok((same, row.get::<_, i64>(4)?))
+    })?;
+    match found {
+        None => {
+            // Deleted by another connection.
+            maps.replay.forget(hash, rowid);
+            Ok(None)
+        }
+        Some((true, expires_at)) => Ok(Some((rowid, expires_at))),
+        Some((false, _)) => Err(index_mismatch()),
+    }
+}
+
+/// The dedup record of a key, expired or not, with its rowid.
+fn find_record(
+    conn: &Connection,
+    maps: &mut Maps,
+    sender: &str,
+    idem_key: &str,
+) -> rusqlite::Result<Option<(i64, IdempotencyRecord)>> {
+    let hash = maps.record_hash(sender, idem_key);
+    let Some(rowid) = maps.records.get(hash) else {
+        return Ok(None);
+    };
+    let found = by_rowid(conn, SELECT_RECORD, rowid, |row| {
+        let same = row.get_ref(8)?.as_str()? == sender && row.get_ref(9)?.as_str()? == idem_key;
+        Ok((same, read_record(row)?))
+    })?;
+    match found {
+        None => {
+            maps.records.forget(hash, rowid);
+            Ok(None)
+        }
+        Some((true, record)) => Ok(Some((rowid, record))),
+        Some((false, _)) => Err(index_mismatch()),
+    }
 }
 
 fn unavailable(e: String) -> IdempotencyError {
@@ -506,17 +581,22 @@ fn unavailable(e: String) -> IdempotencyError {
 /// One claim, inside the writer's batch transaction.
 fn claim_in(
     conn: &Connection,
+    maps: &mut Maps,
     sender: &str,
     idem_key: &str,
     fingerprint: &[u8],
     config: &IdempotencyConfig,
     now: i64,
 ) -> rusqlite::Result<ClaimOutcome> {
-    let found = row(conn, SELECT_ANY_RECORD, params![sender, idem_key], read_record).optional()?;
+    let found = find_record(conn, maps, sender, idem_key)?;
     // An expired row still there (not purged yet, see `Purged`) is no
     // record; it makes way for the new one.
-    let expired_row = found.as_ref().is_some_and(|record| record.expires_at < now);
-    let existing = found.filter(|_| !expired_row);
+    let expired_row = found
+        .as_ref()
+        .filter(|(_, record)| record.expires_at < now)
+        .map(|(rowid, _)| *rowid);
+    let rowid = found.as_ref().map(|(rowid, _)| *rowid);
+    let existing = found.filter(|_| expired_row.is_none()).map(|(_, record)| record);
     let sender_live = row(
         conn,
         "SELECT n FROM adcp_idempotency_counts WHERE sender = ?1",
@@ -530,12 +610,11 @@ fn claim_in(
         ClaimStep::Write(write) if write.takeover => {
             exec(
                 conn,
-                "UPDATE adcp_idempotency SET token = ?3, attempt = ?4, lease_expires_at = ?5,
-                        expires_at = MAX(expires_at, ?6)
-                     WHERE sender = ?1 AND key = ?2",
+                "UPDATE adcp_idempotency_records SET token = ?2, attempt = ?3, lease_expires_at = ?4,
+                        expires_at = MAX(expires_at, ?5)
+                     WHERE id = ?1",
                 params![
-                    sender,
-                    idem_key,
+                    rowid,
                     write.claim.token.0,
                     write.claim.attempt,
                     write.claim.lease_expires_at,
@@ -545,16 +624,14 @@ fn claim_in(
             write.outcome()
         }
         ClaimStep::Write(write) => {
-            if expired_row {
-                exec(
-                    conn,
-                    "DELETE FROM adcp_idempotency WHERE sender = ?1 AND key = ?2 AND expires_at < ?3",
-                    params![sender, idem_key, now],
-                )?;
+            let hash = maps.record_hash(sender, idem_key);
+            if let Some(expired) = expired_row {
+                exec(conn, "DELETE FROM adcp_idempotency_records WHERE id = ?1", [expired])?;
+                maps.records.forget(hash, expired);
             }
             exec(
                 conn,
-                "INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
+                "INSERT INTO adcp_idempotency_records (sender, key, fingerprint, completed, token, attempt,
                         lease_expires_at, completed_at, created_at, expires_at)
                      VALUES (?1, ?2, ?3, 0, 1, 1, ?4, 0, ?5, ?6)",
                 params![
@@ -566,6 +643,7 @@ fn claim_in(
                     write.expires_at
                 ],
             )?;
+            maps.records.inserted(hash, conn.last_insert_rowid());
             write.outcome()
         }
     };
@@ -589,9 +667,11 @@ impl IdempotencyStore for SqliteStore {
         let fingerprint = fingerprint.as_bytes().to_vec();
         let config = self.options.idempotency;
         let purged = Arc::clone(&self.purged);
+        let index = self.index.clone();
         self.run_hot(move |conn| {
-            Purged::run(conn, &purged.idempotency, PURGE_IDEMPOTENCY, now)?;
-            claim_in(conn, &sender, &idem_key, &fingerprint, &config, now)
+            let mut maps = index.ready(conn)?;
+            purged.idempotency(conn, &mut maps, now)?;
+            claim_in(conn, &mut maps, &sender, &idem_key, &fingerprint, &config, now)
         })
         .await
         .map_err(unavailable)
@@ -617,12 +697,14 @@ impl IdempotencyStore for SqliteStore {
             .collect();
         let config = self.options.idempotency;
         let purged = Arc::clone(&self.purged);
+        let index = self.index.clone();
         let answers = self
             .run(move |conn| {
-                Purged::run(conn, &purged.idempotency, PURGE_IDEMPOTENCY, now)?;
+                let mut maps = index.ready(conn)?;
+                purged.idempotency(conn, &mut maps, now)?;
                 let mut answers = Vec::with_capacity(owned.len());
                 for (sender, key, fingerprint) in &owned {
-                    answers.push(claim_in(conn, sender, key, fingerprint, &config, now)?);
+                    answers.push(claim_in(conn, &mut maps, sender, key, fingerprint, &config, now)?);
                 }
                 Ok(answers)
             })
@@ -659,21 +741,26 @@ impl IdempotencyStore for SqliteStore {
         let idem_key = key.idempotency_key.to_owned();
         let notification_id = notification_id.map(str::to_owned);
         let until = now.saturating_add(self.options.idempotency.window_secs);
+        let index = self.index.clone();
         let owned = self
             .run_hot(move |conn| {
+                let mut maps = index.ready(conn)?;
+                let Some((rowid, _)) = find_record(conn, &mut maps, &sender, &idem_key)? else {
+                    return Ok(false);
+                };
                 let updated = exec(
                     conn,
-                    "UPDATE adcp_idempotency SET completed = 1, completed_at = ?4,
-                        expires_at = MAX(expires_at, ?5)
-                     WHERE sender = ?1 AND key = ?2 AND token = ?3 AND completed = 0 AND expires_at >= ?4",
-                    params![sender, idem_key, token.0, now, until],
+                    "UPDATE adcp_idempotency_records SET completed = 1, completed_at = ?3,
+                        expires_at = MAX(expires_at, ?4)
+                     WHERE id = ?1 AND token = ?2 AND completed = 0 AND expires_at >= ?3",
+                    params![rowid, token.0, now, until],
                 )?;
                 let owned = updated == 1
                     || row(
                         conn,
-                        "SELECT 1 FROM adcp_idempotency
-                             WHERE sender = ?1 AND key = ?2 AND token = ?3 AND completed = 1 AND expires_at >= ?4",
-                        params![sender, idem_key, token.0, now],
+                        "SELECT 1 FROM adcp_idempotency_records
+                             WHERE id = ?1 AND token = ?2 AND completed = 1 AND expires_at >= ?3",
+                        params![rowid, token.0, now],
                         |_| Ok(()),
                     )
                     .optional()?
@@ -709,14 +796,24 @@ impl IdempotencyStore for SqliteStore {
     async fn release(&self, key: SenderKey<'_>, token: ClaimToken, now: i64) -> Result<(), IdempotencyError> {
         let sender = key.sender.to_owned();
         let idem_key = key.idempotency_key.to_owned();
+        let index = self.index.clone();
         let deleted = self
             .run(move |conn| {
-                exec(
+                let mut maps = index.ready(conn)?;
+                let Some((rowid, _)) = find_record(conn, &mut maps, &sender, &idem_key)? else {
+                    return Ok(0);
+                };
+                let deleted = exec(
                     conn,
-                    "DELETE FROM adcp_idempotency
-                     WHERE sender = ?1 AND key = ?2 AND token = ?3 AND completed = 0 AND expires_at >= ?4",
-                    params![sender, idem_key, token.0, now],
-                )
+                    "DELETE FROM adcp_idempotency_records
+                     WHERE id = ?1 AND token = ?2 AND completed = 0 AND expires_at >= ?3",
+                    params![rowid, token.0, now],
+                )?;
+                if deleted == 1 {
+                    let hash = maps.record_hash(&sender, &idem_key);
+                    maps.records.forget(hash, rowid);
+                }
+                Ok(deleted)
             })
             .await
             .map_err(unavailable)?;
@@ -730,9 +827,16 @@ impl IdempotencyStore for SqliteStore {
     async fn lookup(&self, key: SenderKey<'_>, now: i64) -> Result<Option<IdempotencyRecord>, IdempotencyError> {
         let sender = key.sender.to_owned();
         let idem_key = key.idempotency_key.to_owned();
-        self.run(move |conn| row(conn, SELECT_RECORD, params![sender, idem_key, now], read_record).optional())
-            .await
-            .map_err(unavailable)
+        let index = self.index.clone();
+        self.run(move |conn| {
+            let mut maps = index.ready(conn)?;
+            let found = find_record(conn, &mut maps, &sender, &idem_key)?;
+            Ok(found
+                .map(|(_, record)| record)
+                .filter(|record| record.expires_at >= now))
+        })
+        .await
+        .map_err(unavailable)
     }
 
     async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
@@ -740,7 +844,7 @@ impl IdempotencyStore for SqliteStore {
         self.run(move |conn| {
             row(
                 conn,
-                "SELECT COUNT(*) FROM adcp_idempotency WHERE sender = ?1 AND expires_at >= ?2",
+                "SELECT COUNT(*) FROM adcp_idempotency_records WHERE sender = ?1 AND expires_at >= ?2",
                 params![sender, now],
                 |row| row.get::<_, i64>(0),
             )

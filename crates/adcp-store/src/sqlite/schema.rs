@@ -11,42 +11,40 @@ use std::fmt;
 /// - 2: replay entries carry the signer's agent (`agented`, `agent`, like
 ///   `scoped`, `scope`: a flag and a value, so `None` and `Some("")`
 ///   differ) and the per-keyid cap is counted per `(agent, keyid)` in
-///   `adcp_replay_cap_counts`. Uniqueness (the primary key) is unchanged.
+///   `adcp_replay_cap_counts`.
+/// - 3: replay entries and dedup records in insertion order, without a
+///   unique index on their keys (`adcp_replay_entries`,
+///   `adcp_idempotency_records`): the store finds them through maps in its
+///   memory (`key_index.rs`), and uniqueness is the store's to keep, so a
+///   build that relies on a unique index must not write the file. New
+///   table names make an older process still running on a migrated file
+///   fail closed (`no such table`), and the version makes an older build
+///   refuse to open it.
 ///
-/// The notification records (`adcp_idempotency_notifications`) and the
-/// dedup records' move to a rowid table ([`IDEMPOTENCY_TO_ROWID`]) did not
-/// bump it: the version marks layouts an older build would misread, and
-/// an added table that older builds never touch is not one. [`SCHEMA`]
-/// creates it at every open (`IF NOT EXISTS`, in the open's write
-/// transaction), so a version-2 file gains it on its first open by this
-/// build and a build without notification records can still open the
-/// file (a rollback keeps working; its completions just record nothing).
-/// An older build reads and writes the rowid dedup table with the same
-/// statements and the same uniqueness.
-const SCHEMA_VERSION: i64 = 2;
+/// The notification records (`adcp_idempotency_notifications`) did not
+/// bump it: [`SCHEMA`] creates the table at every open (`IF NOT EXISTS`),
+/// and builds that predate it never read it.
+const SCHEMA_VERSION: i64 = 3;
 
-/// The current schema, idempotent (`IF NOT EXISTS`). On a version-1 file
-/// [`MIGRATE_V1_TO_V2`] runs first, since `CREATE TABLE IF NOT EXISTS`
-/// would leave the old `adcp_replay` without the agent columns.
+/// The current schema, idempotent (`IF NOT EXISTS`); on a file of an older
+/// version [`migrate`] moves the rows of the older tables into it.
 ///
-/// The agent columns come last, where `ALTER TABLE … ADD COLUMN` puts them
-/// in a migrated file, so fresh and migrated files have one layout. The cap
-/// counters live in a table (and triggers) with new names rather than the
-/// version-1 ones, so a version-1 process still running on a migrated file
-/// fails closed (`no such table`) instead of reading a count that no longer
-/// means what it expects.
+/// Rowids are `AUTOINCREMENT`: never reused, even after the newest row is
+/// deleted, so "the rows above the highest rowid seen" is every row another
+/// connection added since (`key_index.rs`). Trigger and index names differ
+/// from the older tables' so that both sets exist during a migration.
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS adcp_replay (
+CREATE TABLE IF NOT EXISTS adcp_replay_entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     keyid TEXT NOT NULL,
     scoped INTEGER NOT NULL,
     scope TEXT NOT NULL,
     nonce BLOB NOT NULL,
     expires_at INTEGER NOT NULL,
-    agented INTEGER NOT NULL DEFAULT 0,
-    agent TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (keyid, scoped, scope, nonce)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS adcp_replay_expires ON adcp_replay (expires_at);
+    agented INTEGER NOT NULL,
+    agent TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS adcp_replay_entries_expires ON adcp_replay_entries (expires_at);
 CREATE TABLE IF NOT EXISTS adcp_replay_cap_counts (
     keyid TEXT NOT NULL,
     agented INTEGER NOT NULL,
@@ -56,12 +54,12 @@ CREATE TABLE IF NOT EXISTS adcp_replay_cap_counts (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS adcp_replay_total (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
 INSERT OR IGNORE INTO adcp_replay_total (id, n) VALUES (0, 0);
-CREATE TRIGGER IF NOT EXISTS adcp_replay_cap_ins AFTER INSERT ON adcp_replay BEGIN
+CREATE TRIGGER IF NOT EXISTS adcp_replay_entries_ins AFTER INSERT ON adcp_replay_entries BEGIN
     INSERT INTO adcp_replay_cap_counts (keyid, agented, agent, n) VALUES (NEW.keyid, NEW.agented, NEW.agent, 1)
         ON CONFLICT (keyid, agented, agent) DO UPDATE SET n = n + 1;
     UPDATE adcp_replay_total SET n = n + 1 WHERE id = 0;
 END;
-CREATE TRIGGER IF NOT EXISTS adcp_replay_cap_del AFTER DELETE ON adcp_replay BEGIN
+CREATE TRIGGER IF NOT EXISTS adcp_replay_entries_del AFTER DELETE ON adcp_replay_entries BEGIN
     UPDATE adcp_replay_cap_counts SET n = n - 1
         WHERE keyid = OLD.keyid AND agented = OLD.agented AND agent = OLD.agent;
     DELETE FROM adcp_replay_cap_counts
@@ -69,11 +67,8 @@ CREATE TRIGGER IF NOT EXISTS adcp_replay_cap_del AFTER DELETE ON adcp_replay BEG
     UPDATE adcp_replay_total SET n = n - 1 WHERE id = 0;
 END;
 
--- A rowid table with a unique index rather than WITHOUT ROWID on
--- (sender, key): rows go in insertion order, so a completion updates a
--- leaf its batch's other recent claims share instead of a random one
--- (see IDEMPOTENCY_TO_ROWID).
-CREATE TABLE IF NOT EXISTS adcp_idempotency (
+CREATE TABLE IF NOT EXISTS adcp_idempotency_records (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     sender TEXT NOT NULL,
     key TEXT NOT NULL,
     fingerprint BLOB NOT NULL,
@@ -83,16 +78,15 @@ CREATE TABLE IF NOT EXISTS adcp_idempotency (
     lease_expires_at INTEGER NOT NULL,
     completed_at INTEGER NOT NULL,
     created_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
-    UNIQUE (sender, key)
+    expires_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS adcp_idempotency_expires ON adcp_idempotency (expires_at);
+CREATE INDEX IF NOT EXISTS adcp_idempotency_records_expires ON adcp_idempotency_records (expires_at);
 CREATE TABLE IF NOT EXISTS adcp_idempotency_counts (sender TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS adcp_idempotency_ins AFTER INSERT ON adcp_idempotency BEGIN
+CREATE TRIGGER IF NOT EXISTS adcp_idempotency_records_ins AFTER INSERT ON adcp_idempotency_records BEGIN
     INSERT INTO adcp_idempotency_counts (sender, n) VALUES (NEW.sender, 1)
         ON CONFLICT (sender) DO UPDATE SET n = n + 1;
 END;
-CREATE TRIGGER IF NOT EXISTS adcp_idempotency_del AFTER DELETE ON adcp_idempotency BEGIN
+CREATE TRIGGER IF NOT EXISTS adcp_idempotency_records_del AFTER DELETE ON adcp_idempotency_records BEGIN
     UPDATE adcp_idempotency_counts SET n = n - 1 WHERE sender = OLD.sender;
     DELETE FROM adcp_idempotency_counts WHERE sender = OLD.sender AND n <= 0;
 END;
@@ -107,60 +101,39 @@ CREATE TABLE IF NOT EXISTS adcp_idempotency_notifications (
 CREATE INDEX IF NOT EXISTS adcp_idempotency_notifications_expires ON adcp_idempotency_notifications (expires_at);
 ";
 
-/// Version 1 → 2, before [`SCHEMA`]: existing entries keep their rows and
-/// join the `agent: None` partition (what every version-1 entry was counted
-/// as); the version-1 counters and their triggers go, so the new triggers
-/// are the only ones counting.
-const MIGRATE_V1_TO_V2: &str = "
-ALTER TABLE adcp_replay ADD COLUMN agented INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE adcp_replay ADD COLUMN agent TEXT NOT NULL DEFAULT '';
-DROP TRIGGER IF EXISTS adcp_replay_ins;
-DROP TRIGGER IF EXISTS adcp_replay_del;
+/// After [`SCHEMA`], on a file with the version-1 or -2 replay table
+/// (`adcp_replay`, unique on its key): its rows move in expiry order (a
+/// version-1 row joins the `agent: None` partition, what it was counted
+/// as), and the old table goes with its triggers and index.
+const REPLAY_FROM_V2: &str = "
+INSERT INTO adcp_replay_entries (keyid, scoped, scope, nonce, expires_at, agented, agent)
+    SELECT keyid, scoped, scope, nonce, expires_at, {agented}, {agent} FROM adcp_replay ORDER BY expires_at;
+DROP TABLE adcp_replay;
 DROP TABLE IF EXISTS adcp_replay_counts;
 ";
 
-/// Before [`SCHEMA`], on a file whose dedup records are still in a
-/// `WITHOUT ROWID` table keyed by `(sender, key)`: the table steps aside
-/// (its index and triggers go with it) so that [`SCHEMA`] creates the
-/// rowid one, and [`IDEMPOTENCY_COPY`] moves the rows over.
-///
-/// Why the layout changed: keyed by `(sender, key)`, a claim inserts into
-/// a random leaf and its completion, a commit later, rewrites that leaf
-/// (a second random page in the WAL, the fsync and the checkpoint). In
-/// insertion order, the completion lands on a leaf shared with the other
-/// claims of the same moment, and only the unique index takes a random
-/// leaf, once, at the claim: the SQLite writer's CPU per gateway event
-/// fell by about a tenth (docs/performance.md).
-const IDEMPOTENCY_TO_ROWID: &str = "
-DROP TRIGGER IF EXISTS adcp_idempotency_ins;
-DROP TRIGGER IF EXISTS adcp_idempotency_del;
-DROP INDEX IF EXISTS adcp_idempotency_expires;
-ALTER TABLE adcp_idempotency RENAME TO adcp_idempotency_keyed;
-";
-
-/// After [`SCHEMA`], on a file [`IDEMPOTENCY_TO_ROWID`] prepared: the rows
-/// move in creation order, and the per-sender counts are recounted from
-/// them (the new table's insert trigger counted each row once more).
-const IDEMPOTENCY_COPY: &str = "
-INSERT INTO adcp_idempotency (sender, key, fingerprint, completed, token, attempt,
+/// After [`SCHEMA`], on a file with the version-2 dedup table
+/// (`adcp_idempotency`, keyed by `(sender, key)` or with a unique index on
+/// it): its rows move in creation order.
+const RECORDS_FROM_V2: &str = "
+INSERT INTO adcp_idempotency_records (sender, key, fingerprint, completed, token, attempt,
         lease_expires_at, completed_at, created_at, expires_at)
     SELECT sender, key, fingerprint, completed, token, attempt,
         lease_expires_at, completed_at, created_at, expires_at
-    FROM adcp_idempotency_keyed ORDER BY created_at;
-DROP TABLE adcp_idempotency_keyed;
-DELETE FROM adcp_idempotency_counts;
-INSERT INTO adcp_idempotency_counts (sender, n)
-    SELECT sender, COUNT(*) FROM adcp_idempotency GROUP BY sender;
+    FROM adcp_idempotency ORDER BY created_at;
+DROP TABLE adcp_idempotency;
 ";
 
-/// After [`SCHEMA`] on a migrated file: the cap counters (new, empty) are
-/// rebuilt from the rows, and the aggregate counter recounted so it cannot
-/// carry drift across the migration.
-const RECOUNT_V2: &str = "
+/// After moving rows: the counters are recounted from the rows (the new
+/// tables' insert triggers counted each moved row once more).
+const RECOUNT: &str = "
 DELETE FROM adcp_replay_cap_counts;
 INSERT INTO adcp_replay_cap_counts (keyid, agented, agent, n)
-    SELECT keyid, agented, agent, COUNT(*) FROM adcp_replay GROUP BY keyid, agented, agent;
-UPDATE adcp_replay_total SET n = (SELECT COUNT(*) FROM adcp_replay) WHERE id = 0;
+    SELECT keyid, agented, agent, COUNT(*) FROM adcp_replay_entries GROUP BY keyid, agented, agent;
+UPDATE adcp_replay_total SET n = (SELECT COUNT(*) FROM adcp_replay_entries) WHERE id = 0;
+DELETE FROM adcp_idempotency_counts;
+INSERT INTO adcp_idempotency_counts (sender, n)
+    SELECT sender, COUNT(*) FROM adcp_idempotency_records GROUP BY sender;
 ";
 
 fn backend(e: impl fmt::Display) -> ConfigError {
@@ -224,44 +197,33 @@ fn migrate(conn: &Connection) -> Result<(), ConfigError> {
             "schema version {version} is newer than this build understands ({SCHEMA_VERSION})"
         )));
     }
-    // Decided from the table itself rather than `user_version` alone: a
-    // version-1 open that died between creating the tables and recording
-    // the version left a version-0 file with version-1 tables.
-    let has_replay: bool = conn
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'adcp_replay')",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(backend)?;
-    let has_agent: bool = conn
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM pragma_table_info('adcp_replay') WHERE name = 'agent')",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(backend)?;
-    let from_v1 = has_replay && !has_agent;
-    // `pragma_table_list.wr` is 1 for a WITHOUT ROWID table.
-    let keyed_idempotency: bool = conn
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM pragma_table_list WHERE name = 'adcp_idempotency' AND wr = 1)",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(backend)?;
-    if from_v1 {
-        conn.execute_batch(MIGRATE_V1_TO_V2).map_err(backend)?;
-    }
-    if keyed_idempotency {
-        conn.execute_batch(IDEMPOTENCY_TO_ROWID).map_err(backend)?;
-    }
+    // Decided from the tables themselves rather than `user_version` alone:
+    // an older open that died between creating its tables and recording
+    // the version left a file whose version understates its tables.
+    let exists =
+        |sql: &str| -> Result<bool, ConfigError> { conn.query_row(sql, [], |row| row.get(0)).map_err(backend) };
+    let old_replay =
+        exists("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'adcp_replay')")?;
+    let old_replay_agent =
+        exists("SELECT EXISTS (SELECT 1 FROM pragma_table_info('adcp_replay') WHERE name = 'agent')")?;
+    let old_records =
+        exists("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'adcp_idempotency')")?;
     conn.execute_batch(SCHEMA).map_err(backend)?;
-    if from_v1 {
-        conn.execute_batch(RECOUNT_V2).map_err(backend)?;
+    if old_replay {
+        // A version-1 table has no agent columns: its rows join `None`.
+        let (agented, agent) = if old_replay_agent {
+            ("agented", "agent")
+        } else {
+            ("0", "''")
+        };
+        let sql = REPLAY_FROM_V2.replace("{agented}", agented).replace("{agent}", agent);
+        conn.execute_batch(&sql).map_err(backend)?;
     }
-    if keyed_idempotency {
-        conn.execute_batch(IDEMPOTENCY_COPY).map_err(backend)?;
+    if old_records {
+        conn.execute_batch(RECORDS_FROM_V2).map_err(backend)?;
+    }
+    if old_replay || old_records {
+        conn.execute_batch(RECOUNT).map_err(backend)?;
     }
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)
         .map_err(backend)

@@ -216,12 +216,19 @@ impl SqliteWriter {
     /// The thread could not be spawned, or the checkpoint setting was
     /// refused.
     pub fn start(conn: Connection) -> std::io::Result<Self> {
+        Self::start_observed(conn, Box::new(()))
+    }
+
+    /// [`start`](Self::start), telling `observer` when each batch
+    /// transaction begins and whenever changes of the transaction are
+    /// undone (see [`BatchObserver`]).
+    pub(crate) fn start_observed(conn: Connection, observer: Box<dyn BatchObserver>) -> std::io::Result<Self> {
         conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
             .map_err(std::io::Error::other)?;
         let (jobs, queue) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("adcp-sqlite-writer".to_owned())
-            .spawn(move || serve(conn, &queue))?;
+            .spawn(move || serve(conn, &queue, observer.as_ref()))?;
         Ok(Self {
             jobs: Some(jobs),
             thread: Some(thread),
@@ -336,8 +343,28 @@ impl Drop for SqliteWriter {
     }
 }
 
+/// Told by the writer thread what happens to its batch transactions, for
+/// state kept beside the database that must follow it: the store's key
+/// index (`key_index.rs`) catches up with other connections' rows when a
+/// transaction begins, and is rebuilt after anything was undone.
+pub(crate) trait BatchObserver: Send {
+    /// A batch transaction began (`BEGIN IMMEDIATE` succeeded): the write
+    /// lock is held, every other connection's commit is visible.
+    fn begun(&self);
+    /// Changes made since the last [`begun`](Self::begun) may have been
+    /// undone (a rollback to a job's savepoint, of the whole transaction,
+    /// or a failed commit).
+    fn rolled_back(&self);
+}
+
+/// No observer.
+impl BatchObserver for () {
+    fn begun(&self) {}
+    fn rolled_back(&self) {}
+}
+
 /// The writer thread: batches until the queue closes.
-fn serve(conn: Connection, queue: &mpsc::Receiver<Box<dyn Job>>) {
+fn serve(conn: Connection, queue: &mpsc::Receiver<Box<dyn Job>>, observer: &dyn BatchObserver) {
     while let Ok(first) = queue.recv() {
         let mut batch = VecDeque::with_capacity(MAX_BATCH);
         batch.push_back(first);
@@ -347,13 +374,13 @@ fn serve(conn: Connection, queue: &mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, batch);
+        commit_batch(&conn, batch, observer);
     }
 }
 
 /// Runs `pending` in order in one transaction (more if a failure rolls the
 /// transaction back), commits, then answers every job.
-fn commit_batch(conn: &Connection, mut pending: VecDeque<Box<dyn Job>>) {
+fn commit_batch(conn: &Connection, mut pending: VecDeque<Box<dyn Job>>, observer: &dyn BatchObserver) {
     'transaction: while !pending.is_empty() {
         if let Err(e) = control(conn, BEGIN) {
             // Should a transaction have been left open, close it so that
@@ -362,11 +389,13 @@ fn commit_batch(conn: &Connection, mut pending: VecDeque<Box<dyn Job>>) {
                 let _ = conn.execute_batch("ROLLBACK");
             }
             let e = format!("sqlite: {e}");
+            observer.rolled_back();
             for job in pending {
                 job.answer(Some(e.clone()));
             }
             return;
         }
+        observer.begun();
         let mut applied: Vec<Box<dyn Job>> = Vec::with_capacity(pending.len());
         while let Some(mut job) = pending.pop_front() {
             let step = if job.guarded() {
@@ -376,12 +405,16 @@ fn commit_batch(conn: &Connection, mut pending: VecDeque<Box<dyn Job>>) {
             };
             match step {
                 Step::Applied => applied.push(job),
-                Step::Failed(error) => job.answer(error),
+                Step::Failed(error) => {
+                    observer.rolled_back();
+                    job.answer(error);
+                }
                 Step::TransactionLost(error) => {
                     job.answer(error);
                     if !conn.is_autocommit() {
                         let _ = conn.execute_batch("ROLLBACK");
                     }
+                    observer.rolled_back();
                     // Their effects were undone and nobody was answered:
                     // run them again, first, in a new transaction.
                     for job in applied.into_iter().rev() {
@@ -395,6 +428,7 @@ fn commit_batch(conn: &Connection, mut pending: VecDeque<Box<dyn Job>>) {
             if !conn.is_autocommit() {
                 let _ = conn.execute_batch("ROLLBACK");
             }
+            observer.rolled_back();
             format!("sqlite: {e}")
         });
         for job in applied {

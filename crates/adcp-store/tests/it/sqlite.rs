@@ -91,7 +91,7 @@ fn open_sets_wal_and_full_sync_and_refuses_short_windows() {
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     drop(conn);
     let short = SqliteOptions {
         idempotency: IdempotencyConfig {
@@ -225,15 +225,16 @@ async fn a_version_1_database_is_migrated_keeping_its_entries() {
 
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     let leftovers: i64 = conn
         .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('adcp_replay_counts', 'adcp_replay_ins', 'adcp_replay_del')",
+            "SELECT COUNT(*) FROM sqlite_master
+                WHERE name IN ('adcp_replay', 'adcp_replay_counts', 'adcp_replay_ins', 'adcp_replay_del')",
             [],
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(leftovers, 0, "the version-1 counters and triggers are gone");
+    assert_eq!(leftovers, 0, "the version-1 table, counters and triggers are gone");
     let (counted, total): (i64, i64) = conn
         .query_row(
             "SELECT (SELECT COALESCE(SUM(n), 0) FROM adcp_replay_cap_counts), (SELECT n FROM adcp_replay_total)",
@@ -668,53 +669,6 @@ fn plain_threads_share_the_writer_without_a_runtime() {
     assert_eq!(now(store.purge_expired(NOW + DAY_PLUS)).unwrap(), distinct.len() as u64);
 }
 
-#[tokio::test]
-async fn a_version_2_database_gains_the_notification_records_at_open() {
-    let dir = TempDir::new();
-    let path = dir.path().join("v2.sqlite");
-    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
-    let fp = Fingerprint::from_array(&[4; 32]);
-    let ClaimOutcome::Claimed(claim) = store.claim(key("whk_before"), fp, NOW).await.unwrap() else {
-        panic!("fresh claim expected")
-    };
-    store.complete(key("whk_before"), claim.token, NOW).await.unwrap();
-    drop(store);
-    // A version-2 file as the build before notification records left it.
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE adcp_idempotency_notifications").unwrap();
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 2);
-    drop(conn);
-
-    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
-    // The dedup records are untouched, and notifications are recorded.
-    assert_eq!(
-        store.claim(key("whk_before"), fp, NOW + 1).await.unwrap(),
-        ClaimOutcome::Completed
-    );
-    let ClaimOutcome::Claimed(claim) = store.claim(key("whk_after"), fp, NOW + 1).await.unwrap() else {
-        panic!("fresh claim expected")
-    };
-    store
-        .complete_with_notification(key("whk_after"), claim.token, Some("ntf_1"), NOW + 1)
-        .await
-        .unwrap();
-    assert_eq!(
-        store
-            .notification_origin(SELLER, "ntf_1", NOW + 1)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("whk_after")
-    );
-    // Purged with the rest once expired: two dedup records, one notification.
-    assert_eq!(store.purge_expired(NOW + 2 * contract::DAY).await.unwrap(), 3);
-    drop(store);
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 2, "an added table does not bump the version");
-}
-
 /// Step 13 answered before its commit: the outcome is the insert's, the
 /// durability resolves once the entry is committed (it survives a reopen),
 /// and the next operation sees the entry at once.
@@ -741,23 +695,44 @@ async fn an_early_replay_insert_is_durable_once_its_durability_resolves() {
     assert!(reopened.contains(replay_key("k", b"early"), NOW).await.unwrap());
 }
 
-/// The dedup table as builds before the rowid layout created it: keyed by
-/// `(sender, key)`, `WITHOUT ROWID`, with its expiry index and triggers.
-const KEYED_IDEMPOTENCY: &str = "
-DROP TRIGGER adcp_idempotency_ins;
-DROP TRIGGER adcp_idempotency_del;
-DROP INDEX adcp_idempotency_expires;
-ALTER TABLE adcp_idempotency RENAME TO rowid_layout;
+/// A version-2 file as the last builds of that version left it: replay
+/// entries unique on their key, dedup records in a rowid table with a
+/// unique index on `(sender, key)` (`{records}` closes the table, or
+/// makes it the older `WITHOUT ROWID` table keyed by it), their counters, no
+/// notification records; one live replay entry, a completed record, one
+/// held under token 7 and one of another sender.
+const SCHEMA_V2: &str = "
+CREATE TABLE adcp_replay (
+    keyid TEXT NOT NULL, scoped INTEGER NOT NULL, scope TEXT NOT NULL, nonce BLOB NOT NULL,
+    expires_at INTEGER NOT NULL, agented INTEGER NOT NULL DEFAULT 0, agent TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (keyid, scoped, scope, nonce)
+) WITHOUT ROWID;
+CREATE INDEX adcp_replay_expires ON adcp_replay (expires_at);
+CREATE TABLE adcp_replay_cap_counts (
+    keyid TEXT NOT NULL, agented INTEGER NOT NULL, agent TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (keyid, agented, agent)
+) WITHOUT ROWID;
+CREATE TABLE adcp_replay_total (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
+INSERT INTO adcp_replay_total (id, n) VALUES (0, 0);
+CREATE TRIGGER adcp_replay_cap_ins AFTER INSERT ON adcp_replay BEGIN
+    INSERT INTO adcp_replay_cap_counts (keyid, agented, agent, n) VALUES (NEW.keyid, NEW.agented, NEW.agent, 1)
+        ON CONFLICT (keyid, agented, agent) DO UPDATE SET n = n + 1;
+    UPDATE adcp_replay_total SET n = n + 1 WHERE id = 0;
+END;
+CREATE TRIGGER adcp_replay_cap_del AFTER DELETE ON adcp_replay BEGIN
+    UPDATE adcp_replay_cap_counts SET n = n - 1
+        WHERE keyid = OLD.keyid AND agented = OLD.agented AND agent = OLD.agent;
+    DELETE FROM adcp_replay_cap_counts
+        WHERE keyid = OLD.keyid AND agented = OLD.agented AND agent = OLD.agent AND n <= 0;
+    UPDATE adcp_replay_total SET n = n - 1 WHERE id = 0;
+END;
 CREATE TABLE adcp_idempotency (
     sender TEXT NOT NULL, key TEXT NOT NULL, fingerprint BLOB NOT NULL, completed INTEGER NOT NULL,
     token INTEGER NOT NULL, attempt INTEGER NOT NULL, lease_expires_at INTEGER NOT NULL,
     completed_at INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-    PRIMARY KEY (sender, key)
-) WITHOUT ROWID;
-INSERT INTO adcp_idempotency SELECT sender, key, fingerprint, completed, token, attempt,
-    lease_expires_at, completed_at, created_at, expires_at FROM rowid_layout;
-DROP TABLE rowid_layout;
+    {records};
 CREATE INDEX adcp_idempotency_expires ON adcp_idempotency (expires_at);
+CREATE TABLE adcp_idempotency_counts (sender TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TRIGGER adcp_idempotency_ins AFTER INSERT ON adcp_idempotency BEGIN
     INSERT INTO adcp_idempotency_counts (sender, n) VALUES (NEW.sender, 1)
         ON CONFLICT (sender) DO UPDATE SET n = n + 1;
@@ -766,82 +741,99 @@ CREATE TRIGGER adcp_idempotency_del AFTER DELETE ON adcp_idempotency BEGIN
     UPDATE adcp_idempotency_counts SET n = n - 1 WHERE sender = OLD.sender;
     DELETE FROM adcp_idempotency_counts WHERE sender = OLD.sender AND n <= 0;
 END;
+INSERT INTO adcp_replay VALUES ('key-1', 0, '', x'01', 1776521160, 1, 'https://seller.example/mcp');
+INSERT INTO adcp_idempotency VALUES
+    ('https://seller.example/mcp', 'whk_done', zeroblob(32), 1, 3, 1, 0, 1776520800, 1776520800, 1776607200),
+    ('https://seller.example/mcp', 'whk_held', zeroblob(32), 0, 7, 2, 1776521100, 0, 1776520800, 1776607200),
+    ('https://other.example/mcp', 'whk_other', zeroblob(32), 0, 1, 1, 1776521100, 0, 1776520800, 1776607200);
+PRAGMA user_version = 2;
 ";
 
-/// A file whose dedup records are in the keyed `WITHOUT ROWID` table is
-/// moved to the rowid layout at open, keeping every record (completed,
-/// held, with its token) and the per-sender counts, without a version bump.
+/// A version-2 file, with either layout of its dedup table, moves to
+/// version 3 at open keeping every replay entry and record (completed,
+/// held, with its token) and the counts, gains the notification records,
+/// and keeps every key unique in the new layout.
 #[tokio::test]
-async fn a_keyed_dedup_table_moves_to_the_rowid_layout_keeping_its_records() {
-    let dir = TempDir::new();
-    let path = dir.path().join("keyed.sqlite");
-    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
-    let ClaimOutcome::Claimed(done) = store.claim(key("whk_done"), FP, NOW).await.unwrap() else {
-        panic!("fresh claim expected")
-    };
-    store.complete(key("whk_done"), done.token, NOW).await.unwrap();
-    let ClaimOutcome::Claimed(held) = store.claim(key("whk_held"), FP, NOW).await.unwrap() else {
-        panic!("fresh claim expected")
-    };
-    let other = SenderKey {
-        sender: "https://other.example/mcp",
-        idempotency_key: "whk_other",
-    };
-    assert!(matches!(
-        store.claim(other, FP, NOW).await.unwrap(),
-        ClaimOutcome::Claimed(_)
-    ));
-    drop(store);
-    rusqlite::Connection::open(&path)
-        .unwrap()
-        .execute_batch(KEYED_IDEMPOTENCY)
-        .unwrap();
+async fn a_version_2_database_moves_to_version_3_keeping_its_entries_and_records() {
+    use adcp_store::ClaimToken;
+    use adcp_verify::InsertOutcome;
+    assert_eq!(NOW, 1_776_520_800, "the fixture's timestamps");
+    let zeros = Fingerprint::from_array(&[0; 32]);
+    for (layout, records) in [
+        ("rowid", "UNIQUE (sender, key))"),
+        ("keyed", "PRIMARY KEY (sender, key)) WITHOUT ROWID"),
+    ] {
+        let dir = TempDir::new();
+        let path = dir.path().join(format!("v2-{layout}.sqlite"));
+        let fixture = SCHEMA_V2.replace("{records}", records);
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(&fixture)
+            .unwrap();
 
-    let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
-    assert_eq!(
-        store.claim(key("whk_done"), FP, NOW + 1).await.unwrap(),
-        ClaimOutcome::Completed
-    );
-    assert!(matches!(
-        store.claim(key("whk_held"), FP, NOW + 1).await.unwrap(),
-        ClaimOutcome::InProgress { .. }
-    ));
-    // The holder's token still completes its claim.
-    store.complete(key("whk_held"), held.token, NOW + 1).await.unwrap();
-    assert_eq!(
-        store.claim(key("whk_held"), FP, NOW + 2).await.unwrap(),
-        ClaimOutcome::Completed
-    );
-    assert_eq!(store.sender_len(SELLER, NOW + 2).await.unwrap(), 2);
-    assert_eq!(store.sender_len(other.sender, NOW + 2).await.unwrap(), 1);
-    // Uniqueness holds in the new layout: a second claim of a key is no insert.
-    assert!(matches!(
-        store.claim(key("whk_new"), FP, NOW + 2).await.unwrap(),
-        ClaimOutcome::Claimed(_)
-    ));
-    assert!(matches!(
-        store.claim(key("whk_new"), FP, NOW + 2).await.unwrap(),
-        ClaimOutcome::InProgress { .. }
-    ));
-    assert_eq!(store.sender_len(SELLER, NOW + 2).await.unwrap(), 3);
-    assert_eq!(store.purge_expired(NOW + 2 * contract::DAY).await.unwrap(), 4);
-    drop(store);
+        let store = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+        assert_eq!(
+            store.insert(replay_key("key-1", &[1]), NOW + 360, NOW).await.unwrap(),
+            InsertOutcome::Replayed,
+            "{layout}"
+        );
+        assert_eq!(
+            store.claim(key("whk_done"), zeros, NOW + 1).await.unwrap(),
+            ClaimOutcome::Completed
+        );
+        assert!(matches!(
+            store.claim(key("whk_held"), zeros, NOW + 1).await.unwrap(),
+            ClaimOutcome::InProgress { .. }
+        ));
+        // The holder's token still completes its claim.
+        store.complete(key("whk_held"), ClaimToken(7), NOW + 1).await.unwrap();
+        assert_eq!(
+            store.claim(key("whk_held"), zeros, NOW + 2).await.unwrap(),
+            ClaimOutcome::Completed
+        );
+        assert_eq!(store.sender_len(SELLER, NOW + 2).await.unwrap(), 2);
+        assert_eq!(store.sender_len("https://other.example/mcp", NOW + 2).await.unwrap(), 1);
+        // Uniqueness holds in the new layout: a second claim of a key is no insert.
+        let ClaimOutcome::Claimed(new) = store.claim(key("whk_new"), FP, NOW + 2).await.unwrap() else {
+            panic!("fresh claim expected")
+        };
+        assert!(matches!(
+            store.claim(key("whk_new"), FP, NOW + 2).await.unwrap(),
+            ClaimOutcome::InProgress { .. }
+        ));
+        assert_eq!(store.sender_len(SELLER, NOW + 2).await.unwrap(), 3);
+        // Notification records work on the migrated file.
+        store
+            .complete_with_notification(key("whk_new"), new.token, Some("ntf_1"), NOW + 2)
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .notification_origin(SELLER, "ntf_1", NOW + 2)
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("whk_new")
+        );
+        // Everything expires: one replay entry, four records, one notification.
+        assert_eq!(store.purge_expired(NOW + 2 * contract::DAY).await.unwrap(), 6);
+        drop(store);
 
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let (rowid, leftovers, counted): (bool, i64, i64) = conn
-        .query_row(
-            "SELECT (SELECT wr = 0 FROM pragma_table_list WHERE name = 'adcp_idempotency'),
-                    (SELECT COUNT(*) FROM sqlite_master WHERE name = 'adcp_idempotency_keyed'),
-                    (SELECT COUNT(*) FROM adcp_idempotency_counts)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
-    assert!(rowid, "the dedup table is a rowid table");
-    assert_eq!(leftovers, 0, "the keyed table is gone");
-    assert_eq!(counted, 0, "the purge emptied the per-sender counts");
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 2, "the layout change does not bump the version");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let (leftovers, counted, total): (i64, i64, i64) = conn
+            .query_row(
+                "SELECT (SELECT COUNT(*) FROM sqlite_master WHERE name IN ('adcp_replay', 'adcp_idempotency')),
+                        (SELECT COUNT(*) FROM adcp_idempotency_counts) + (SELECT COUNT(*) FROM adcp_replay_cap_counts),
+                        (SELECT n FROM adcp_replay_total)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(leftovers, 0, "the version-2 tables are gone ({layout})");
+        assert_eq!((counted, total), (0, 0), "the purge emptied the counts ({layout})");
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, 3);
+    }
 }
 
 /// Step 9a's pre-check answers from memory only for a partition the store
@@ -889,4 +881,110 @@ async fn the_keyid_cap_pre_check_never_refuses_from_memory_and_the_insert_enforc
     // Once the entries expire the database says so, and memory follows.
     assert!(!a.keyid_cap_reached(cap, NOW + 361).await.unwrap());
     assert_eq!(a.keyid_cap_reached_now(cap, NOW + 361), Some(Ok(false)));
+}
+
+/// Two handles on one file stand for two processes sharing it: each finds
+/// the rows the other inserted, and a row the other deleted is no record,
+/// whatever its own key index still holds.
+#[tokio::test]
+async fn two_handles_find_each_others_rows_and_forget_the_deleted_ones() {
+    use adcp_verify::InsertOutcome;
+    let dir = TempDir::new();
+    let path = dir.path().join("shared.sqlite");
+    let a = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let b = SqliteStore::open(&path, SqliteOptions::default()).unwrap();
+    let k = key("whk_shared_row");
+    let ClaimOutcome::Claimed(first) = a.claim(k, FP, NOW).await.unwrap() else {
+        panic!("fresh claim expected")
+    };
+    assert!(matches!(
+        b.claim(k, FP, NOW).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+    // `a` releases: `b`'s index still points at the deleted row.
+    a.release(k, first.token, NOW).await.unwrap();
+    let ClaimOutcome::Claimed(second) = b.claim(k, FP, NOW).await.unwrap() else {
+        panic!("the released key is claimed again")
+    };
+    assert!(matches!(
+        a.claim(k, FP, NOW).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+    a.complete(k, second.token, NOW).await.unwrap();
+    assert_eq!(b.claim(k, FP, NOW + 1).await.unwrap(), ClaimOutcome::Completed);
+    assert!(b.lookup(k, NOW + 1).await.unwrap().is_some());
+    // Replay entries too.
+    let nonce = replay_key("k", b"shared-nonce");
+    assert_eq!(a.insert(nonce, NOW + 360, NOW).await.unwrap(), InsertOutcome::Inserted);
+    assert_eq!(b.insert(nonce, NOW + 360, NOW).await.unwrap(), InsertOutcome::Replayed);
+    assert!(b.contains(nonce, NOW).await.unwrap());
+    // `b` purges what expired; `a` claims and inserts again afterwards.
+    let later = NOW + 2 * contract::DAY;
+    assert_eq!(b.purge_expired(later).await.unwrap(), 2);
+    assert!(a.lookup(k, later).await.unwrap().is_none());
+    assert!(matches!(a.claim(k, FP, later).await.unwrap(), ClaimOutcome::Claimed(_)));
+    assert!(matches!(
+        b.claim(k, FP, later).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
+    assert_eq!(
+        a.insert(nonce, later + 360, later).await.unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        b.insert(nonce, later + 360, later).await.unwrap(),
+        InsertOutcome::Replayed
+    );
+}
+
+/// A job whose writes are rolled back to its savepoint (here `claim_many`
+/// running out of room halfway) leaves no trace in the key index: the
+/// claims it undid are claimed afresh later, though their rowids went to
+/// other keys meanwhile.
+#[tokio::test]
+async fn writes_rolled_back_to_a_savepoint_leave_no_trace_in_the_key_index() {
+    use adcp_store::ClaimRequest;
+    const BIG: usize = 5_000; // larger than a page: needs new pages
+    let dir = TempDir::new();
+    let path = dir.path().join("small.sqlite");
+    let options = SqliteOptions {
+        max_db_bytes: Some(256 * 1024),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open(&path, options).unwrap();
+    let mut full = false;
+    for i in 0..1_000u32 {
+        let nonce = [&i.to_be_bytes()[..], &[1; BIG]].concat();
+        if store.insert(replay_key("k", &nonce), NOW + 360, NOW).await.is_err() {
+            full = true;
+            break;
+        }
+    }
+    assert!(full, "the ceiling is reached");
+    let huge = "h".repeat(BIG);
+    let requests = [
+        ClaimRequest {
+            key: key("whk_undone"),
+            fingerprint: FP,
+        },
+        ClaimRequest {
+            key: key(&huge),
+            fingerprint: FP,
+        },
+    ];
+    let answers = store.claim_many(&requests, NOW).await;
+    assert!(answers.iter().all(Result::is_err), "{answers:?}");
+    // The next claim takes the rowid the undone one had.
+    assert!(matches!(
+        store.claim(key("whk_other"), FP, NOW).await.unwrap(),
+        ClaimOutcome::Claimed(_)
+    ));
+    assert!(matches!(
+        store.claim(key("whk_undone"), FP, NOW).await.unwrap(),
+        ClaimOutcome::Claimed(_)
+    ));
+    assert!(matches!(
+        store.claim(key("whk_other"), FP, NOW).await.unwrap(),
+        ClaimOutcome::InProgress { .. }
+    ));
 }
