@@ -8,7 +8,7 @@
 //! checkpoint. With the two indexes the writer spent about 85 µs per
 //! gateway event; with the rows in insertion order (AUTOINCREMENT rowids)
 //! and only their expiry indexes, whose writes go to the right edge, about
-//! 50 (docs/performance.md). The maps cost about 40 bytes per live row.
+//! 50 (docs/performance.md).
 //!
 //! The maps are right because of three rules:
 //! - **Every committed row is in its map.** The store's own inserts are
@@ -28,15 +28,28 @@
 //! Keys are hashed to 128 bits with SipHash keyed at random per store, so no
 //! one can choose keys that collide; two distinct live keys with one hash
 //! would need about 2^64 of them.
+//!
+//! The maps are built at the first operation after open (reading every row
+//! of both tables) and cost about 24 bytes
+//! per entry plus the hash table's slack.
 
 use super::writer::BatchObserver;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// A key's 128-bit hash.
-type KeyHash = u128;
+/// A key's 128-bit hash, as two halves: a `u128` would align map entries
+/// to 16 bytes (32 per entry with the rowid instead of 24).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct KeyHash(u64, u64);
+
+/// The map hashes only the low half: it is already uniform.
+impl Hash for KeyHash {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.1);
+    }
+}
 
 /// The two maps and what the writer's batches did to them; shared by the
 /// store's operations and the writer's [`BatchObserver`], all on the writer
@@ -312,7 +325,7 @@ impl KeyHasher {
         feed(&mut high);
         let mut low = self.low.build_hasher();
         feed(&mut low);
-        (u128::from(high.finish()) << 64) | u128::from(low.finish())
+        KeyHash(high.finish(), low.finish())
     }
 }
 
@@ -323,8 +336,8 @@ fn field(h: &mut dyn Hasher, bytes: &[u8]) {
     h.write(bytes);
 }
 
-/// The map's own hasher: its keys are already uniform 128-bit hashes, so it
-/// takes their low 64 bits as they are.
+/// The map's own hasher: its keys are already uniform hashes, so it takes
+/// the half [`KeyHash`] gives it as it is.
 #[derive(Default)]
 pub(super) struct PassThrough(u64);
 
@@ -334,7 +347,7 @@ impl Hasher for PassThrough {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u128` is used for `KeyHash` keys; fold anything else.
+        // Only `write_u64` is used for `KeyHash` keys; fold anything else.
         for chunk in bytes.chunks(8) {
             let mut word = [0_u8; 8];
             word[..chunk.len()].copy_from_slice(chunk);
@@ -342,12 +355,8 @@ impl Hasher for PassThrough {
         }
     }
 
-    fn write_u128(&mut self, value: u128) {
-        // Truncation intended: the low half of a uniform hash.
-        #[allow(clippy::cast_possible_truncation)]
-        {
-            self.0 = value as u64;
-        }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
     }
 }
 
@@ -367,12 +376,13 @@ mod tests {
     #[test]
     fn a_forgotten_entry_keeps_a_newer_row_of_its_key() {
         let mut map = RowMap::new();
-        map.inserted(7, 1);
-        map.inserted(7, 2);
-        map.forget(7, 1);
-        assert_eq!(map.get(7), Some(2));
-        map.forget(7, 2);
-        assert_eq!(map.get(7), None);
+        let seven = KeyHash(0, 7);
+        map.inserted(seven, 1);
+        map.inserted(seven, 2);
+        map.forget(seven, 1);
+        assert_eq!(map.get(seven), Some(2));
+        map.forget(seven, 2);
+        assert_eq!(map.get(seven), None);
         assert_eq!(map.seen, 2);
     }
 }
