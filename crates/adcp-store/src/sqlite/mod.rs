@@ -93,21 +93,29 @@ impl Default for SqliteOptions {
 /// one file safely: they serialize on SQLite's write lock (the transactions
 /// are `BEGIN IMMEDIATE`), waiting up to [`SqliteOptions::busy_timeout`].
 ///
+/// Layout: replay entries and dedup records are rows in insertion order,
+/// without a unique index on their keys, so an event writes no random
+/// B-tree page (docs/performance.md). The store finds them through hash
+/// maps in its memory from each key to its row (about 24 bytes per live
+/// row), built at the first call after open, caught up with other
+/// processes' rows at the start of each transaction, checked against the
+/// row on every hit, and rebuilt after any rollback; it keeps each key
+/// unique itself. Replay entries are unique on `(keyid, scope, nonce)` and
+/// carry the signer's agent only to be counted per `(agent, keyid)` for
+/// the per-keyid cap.
+///
 /// Expiry is by indexed timestamp: the first write of each second (of
-/// `now`) deletes the rows that expired before it, and reads filter on it. Live-entry counts for the caps are kept in counter
-/// tables maintained by triggers, so a cap check costs one lookup. Replay
-/// rows are unique on `(keyid, scope, nonce)` and carry the signer's agent
-/// only to be counted per `(agent, keyid)` for the per-keyid cap.
+/// `now`) deletes the rows that expired before it, and reads filter on it.
+/// Live-entry counts for the caps are kept in counter tables maintained by
+/// triggers, so a cap check costs one lookup.
 ///
 /// Schema versions are recorded in `PRAGMA user_version`; opening a file
 /// of an older version migrates it in place in one transaction (version 1
-/// → 2 adds the replay rows' agent and the per-`(agent, keyid)` counters,
-/// keeping every live entry), and a file of a newer version is refused.
+/// → 2 added the replay rows' agent and the per-`(agent, keyid)` counters;
+/// 2 → 3 moved both tables to insertion order under new names), keeping
+/// every live entry and record, and a file of a newer version is refused.
 /// The notification records' table is added at open without a version
-/// bump (older builds never read it; see `schema.rs`), and so is the
-/// dedup records' move from a table keyed by `(sender, key)` to one in
-/// insertion order with a unique index (older builds read it with the same
-/// statements). The file
+/// bump (older builds never read it; see `schema.rs`). The file
 /// stays bounded: rows are capped (replay caps, per-sender cap), freed pages
 /// are reused, and [`SqliteOptions::max_db_bytes`] sets a hard ceiling
 /// (writes beyond it fail closed).
@@ -839,6 +847,8 @@ impl IdempotencyStore for SqliteStore {
         .map_err(unavailable)
     }
 
+    /// Counts by reading every record (no index leads by sender): for
+    /// operators and tests, not for a path taken per event.
     async fn sender_len(&self, sender: &str, now: i64) -> Result<u64, IdempotencyError> {
         let sender = sender.to_owned();
         self.run(move |conn| {
