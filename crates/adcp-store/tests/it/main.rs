@@ -24,3 +24,5 @@ mod redis_multinode;
 mod redis_verify;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod sqlite_model;
