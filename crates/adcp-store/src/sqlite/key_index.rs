@@ -236,6 +236,31 @@ impl RowMap {
         }
     }
 
+    /// What the row the map gave for `hash` says, read by rowid as
+    /// `(its key is the one looked up, value)`: the value with the rowid; no
+    /// entry when the row is gone (another connection deleted it: the entry
+    /// goes too); an error when the row holds another key, never expected
+    /// (rowids are not reused, a rollback rebuilds the maps), so the
+    /// operation fails closed rather than guess.
+    pub(super) fn checked<T>(
+        &mut self,
+        hash: KeyHash,
+        rowid: i64,
+        found: Option<(bool, T)>,
+    ) -> rusqlite::Result<Option<(i64, T)>> {
+        match found {
+            None => {
+                self.forget(hash, rowid);
+                Ok(None)
+            }
+            Some((true, value)) => Ok(Some((rowid, value))),
+            Some((false, _)) => Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                Some("the key index points at a row of another key".to_owned()),
+            )),
+        }
+    }
+
     /// Live entries.
     pub(super) fn len(&self) -> usize {
         self.rows.len()

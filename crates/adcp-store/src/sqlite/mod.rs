@@ -516,16 +516,6 @@ fn read_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<IdempotencyRecord> {
     record_from_columns(row.get(0)?, row.get(1)?, |i| row.get(i))
 }
 
-/// The error of a row whose key is not the one the index holds it for:
-/// never expected (rowids are not reused, and a rollback rebuilds the
-/// index), so the operation fails closed rather than guess.
-fn index_mismatch() -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
-        Some("the key index points at a row of another key".to_owned()),
-    )
-}
-
 /// The live or expired replay entry of a key, as `(rowid, expires_at)`.
 fn find_entry(
     conn: &Connection,
@@ -546,15 +536,7 @@ fn find_entry(
             && row.get_ref(3)?.as_blob()? == nonce;
         Ok((same, row.get::<_, i64>(4)?))
     })?;
-    match found {
-        None => {
-            // Deleted by another connection.
-            maps.replay.forget(hash, rowid);
-            Ok(None)
-        }
-        Some((true, expires_at)) => Ok(Some((rowid, expires_at))),
-        Some((false, _)) => Err(index_mismatch()),
-    }
+    maps.replay.checked(hash, rowid, found)
 }
 
 /// The dedup record of a key, expired or not, with its rowid.
@@ -572,14 +554,7 @@ fn find_record(
         let same = row.get_ref(8)?.as_str()? == sender && row.get_ref(9)?.as_str()? == idem_key;
         Ok((same, read_record(row)?))
     })?;
-    match found {
-        None => {
-            maps.records.forget(hash, rowid);
-            Ok(None)
-        }
-        Some((true, record)) => Ok(Some((rowid, record))),
-        Some((false, _)) => Err(index_mismatch()),
-    }
+    maps.records.checked(hash, rowid, found)
 }
 
 fn unavailable(e: String) -> IdempotencyError {
