@@ -29,8 +29,8 @@
 //! one can choose keys that collide; two distinct live keys with one hash
 //! would need about 2^64 of them.
 //!
-//! The maps are built at the first operation after open (reading every row
-//! of both tables) and cost about 24 bytes
+//! The maps are built when the store opens (reading every row of both
+//! tables: about 1.6 s for a million of each) and cost about 24 bytes
 //! per entry plus the hash table's slack.
 
 use super::writer::BatchObserver;
@@ -91,8 +91,8 @@ const RECORDS: Source = Source {
 };
 
 impl KeyIndex {
-    /// Empty maps, stale: built from the tables at their first use, on the
-    /// writer thread, inside its first batch transaction.
+    /// Empty maps, stale: built from the tables at their first
+    /// [`ready`](Self::ready) (the store's open calls it).
     pub(super) fn new() -> Self {
         Self(Arc::new(Mutex::new(Maps {
             hasher: KeyHasher::new(),
