@@ -4,7 +4,9 @@
 # Builds the release binaries, then starts on loopback (free ports):
 #   - `adcp-loadgen bare`: the same axum/hyper stack answering 200 after
 #     reading the body, verifying nothing (the baseline);
-#   - `adcp-loadgen sink`: the gateways' upstream, counting events;
+#   - `adcp-loadgen sink`: the upstream, counting events; a fresh one
+#     for each target that forwards, so that no target pays for the key
+#     set an earlier one grew in a shared sink;
 #   - `adcp-loadgen bare --forward`: the bare server posting each body to
 #     the sink before answering, as the gateway does (the second baseline:
 #     the gateway's work minus the checklist and the stores);
@@ -78,19 +80,33 @@ seller_keys "$keys"
 
 start bare "$bin/adcp-loadgen" bare --listen 127.0.0.1:0
 bare_url=$URL
-start sink "$bin/adcp-loadgen" sink --listen 127.0.0.1:0
-sink_url=$URL
-start bare-forward "$bin/adcp-loadgen" bare --listen 127.0.0.1:0 --forward "$sink_url/events"
-forward_url=$URL
-start floor "$bin/adcp-loadgen" floor --listen 127.0.0.1:0 --jwks "$work/seller-jwks.json" \
-    --forward "$sink_url/events"
-floor_url=$URL
+# fresh_sink NAME: a new `adcp-loadgen sink` for one target; sets
+# sink_url and sink_pid.
+fresh_sink() {
+    start "sink-$1" "$bin/adcp-loadgen" sink --listen 127.0.0.1:0
+    sink_url=$URL
+    sink_pid=$PID
+}
+# stop PID...: stops processes `start` started, before the exit does.
+stop() {
+    for pid in "$@"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+}
 
 # Presign enough requests for the whole duration (a pool that runs out
 # ends the run early; the report's duration says so).
 load_run bare "$bare_url/webhooks/adcp" $((duration * 50000))
-load_run bare-forward "$forward_url/webhooks/adcp" $((duration * 25000))
-load_run floor "$floor_url/webhooks/adcp" $((duration * 25000))
+fresh_sink bare-forward
+start bare-forward "$bin/adcp-loadgen" bare --listen 127.0.0.1:0 --forward "$sink_url/events"
+load_run bare-forward "$URL/webhooks/adcp" $((duration * 25000))
+stop "$PID" "$sink_pid"
+fresh_sink floor
+start floor "$bin/adcp-loadgen" floor --listen 127.0.0.1:0 --jwks "$work/seller-jwks.json" \
+    --forward "$sink_url/events"
+load_run floor "$URL/webhooks/adcp" $((duration * 25000))
+stop "$PID" "$sink_pid"
 names=(bare bare-forward floor)
 for store in $stores; do
     case $store in
@@ -99,13 +115,13 @@ for store in $stores; do
     *) store_url=$store ;;
     esac
     name="gateway-${store%%:*}"
+    fresh_sink "$name"
     start "$name" "$bin/adcp-sig" gateway --listen 127.0.0.1:0 --upstream "$sink_url/events" \
         --jwks "$work/seller-jwks.json" --jwks-agent https://seller.example/mcp \
         --store "$store_url" --store-namespace "bench_$$" --quiet
     gateway_pid=$PID
     load_run "$name" "$URL/webhooks/adcp" $((duration * 22000)) --sink "$sink_url"
-    kill "$gateway_pid" 2>/dev/null || true
-    wait "$gateway_pid" 2>/dev/null || true
+    stop "$gateway_pid" "$sink_pid"
     names+=("$name")
 done
 
@@ -121,14 +137,14 @@ if [ "$request_mode" = 1 ]; then
         *) store_url=$store ;;
         esac
         name="request-${store%%:*}"
+        fresh_sink "$name"
         start "$name" "$bin/adcp-sig" gateway --profile request --listen 127.0.0.1:0 \
             --upstream "$sink_url" --capabilities "$work/capabilities.json" \
             --jwks "$work/seller-jwks.json" --jwks-agent https://buyer.example/ \
             --store "$store_url" --store-namespace "bench_$$" --quiet
         gateway_pid=$PID
         load_run "$name" "$URL/mcp" $((duration * 22000)) --sink "$sink_url" --profile request
-        kill "$gateway_pid" 2>/dev/null || true
-        wait "$gateway_pid" 2>/dev/null || true
+        stop "$gateway_pid" "$sink_pid"
         names+=("$name")
     done
 fi
