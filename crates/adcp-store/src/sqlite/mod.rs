@@ -16,7 +16,7 @@ use crate::idempotency::{
 use adcp_verify::{CapKey, Durability, InsertOutcome, ReplayKey, ReplayLimits, ReplayStore, StoreError};
 use async_trait::async_trait;
 use cap_counts::CapCounts;
-use key_index::{by_rowid, KeyIndex, Maps};
+use key_index::{by_rowid, KeyHash, KeyIndex, Maps};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -410,7 +410,8 @@ impl ReplayStore for SqliteStore {
         let index = self.index.clone();
         self.run(move |conn| {
             let mut maps = index.ready(conn)?;
-            let held = find_entry(conn, &mut maps, &keyid, scoped, &scope, &nonce)?;
+            let hash = maps.replay_hash(&keyid, scoped, &scope, &nonce);
+            let held = find_entry(conn, &mut maps, hash, &keyid, scoped, &scope, &nonce)?;
             Ok(held.is_some_and(|(_, expires_at)| now <= expires_at))
         })
         .await
@@ -469,7 +470,7 @@ impl SqliteStore {
             purged.replay(conn, &mut maps, now)?;
             // Uniqueness ignores the agent: the key has none.
             let hash = maps.replay_hash(keyid, scoped, &scope, &nonce);
-            match find_entry(conn, &mut maps, keyid, scoped, &scope, &nonce)? {
+            match find_entry(conn, &mut maps, hash, keyid, scoped, &scope, &nonce)? {
                 Some((_, held_until)) if held_until >= now => return Ok(InsertOutcome::Replayed),
                 // This nonce's own row expired and is still there (see
                 // `Purged`): it goes before the new one.
@@ -521,16 +522,17 @@ fn read_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<IdempotencyRecord> {
     record_from_columns(row.get(0)?, row.get(1)?, |i| row.get(i))
 }
 
-/// The live or expired replay entry of a key, as `(rowid, expires_at)`.
+/// The live or expired replay entry of a key (`hash` is its
+/// [`Maps::replay_hash`]), as `(rowid, expires_at)`.
 fn find_entry(
     conn: &Connection,
     maps: &mut Maps,
+    hash: KeyHash,
     keyid: &str,
     scoped: i64,
     scope: &str,
     nonce: &[u8],
 ) -> rusqlite::Result<Option<(i64, i64)>> {
-    let hash = maps.replay_hash(keyid, scoped, scope, nonce);
     let Some(rowid) = maps.replay.get(hash) else {
         return Ok(None);
     };
@@ -544,14 +546,15 @@ fn find_entry(
     maps.replay.checked(hash, rowid, found)
 }
 
-/// The dedup record of a key, expired or not, with its rowid.
+/// The dedup record of a key (`hash` is its [`Maps::record_hash`]),
+/// expired or not, with its rowid.
 fn find_record(
     conn: &Connection,
     maps: &mut Maps,
+    hash: KeyHash,
     sender: &str,
     idem_key: &str,
 ) -> rusqlite::Result<Option<(i64, IdempotencyRecord)>> {
-    let hash = maps.record_hash(sender, idem_key);
     let Some(rowid) = maps.records.get(hash) else {
         return Ok(None);
     };
@@ -576,7 +579,8 @@ fn claim_in(
     config: &IdempotencyConfig,
     now: i64,
 ) -> rusqlite::Result<ClaimOutcome> {
-    let found = find_record(conn, maps, sender, idem_key)?;
+    let hash = maps.record_hash(sender, idem_key);
+    let found = find_record(conn, maps, hash, sender, idem_key)?;
     // An expired row still there (not purged yet, see `Purged`) is no
     // record; it makes way for the new one.
     let expired_row = found
@@ -612,7 +616,6 @@ fn claim_in(
             write.outcome()
         }
         ClaimStep::Write(write) => {
-            let hash = maps.record_hash(sender, idem_key);
             if let Some(expired) = expired_row {
                 exec(conn, "DELETE FROM adcp_idempotency_records WHERE id = ?1", [expired])?;
                 maps.records.forget(hash, expired);
@@ -733,7 +736,8 @@ impl IdempotencyStore for SqliteStore {
         let owned = self
             .run_hot(move |conn| {
                 let mut maps = index.ready(conn)?;
-                let Some((rowid, _)) = find_record(conn, &mut maps, &sender, &idem_key)? else {
+                let hash = maps.record_hash(&sender, &idem_key);
+                let Some((rowid, _)) = find_record(conn, &mut maps, hash, &sender, &idem_key)? else {
                     return Ok(false);
                 };
                 let updated = exec(
@@ -788,7 +792,8 @@ impl IdempotencyStore for SqliteStore {
         let deleted = self
             .run(move |conn| {
                 let mut maps = index.ready(conn)?;
-                let Some((rowid, _)) = find_record(conn, &mut maps, &sender, &idem_key)? else {
+                let hash = maps.record_hash(&sender, &idem_key);
+                let Some((rowid, _)) = find_record(conn, &mut maps, hash, &sender, &idem_key)? else {
                     return Ok(0);
                 };
                 let deleted = exec(
@@ -798,7 +803,6 @@ impl IdempotencyStore for SqliteStore {
                     params![rowid, token.0, now],
                 )?;
                 if deleted == 1 {
-                    let hash = maps.record_hash(&sender, &idem_key);
                     maps.records.forget(hash, rowid);
                 }
                 Ok(deleted)
@@ -818,7 +822,8 @@ impl IdempotencyStore for SqliteStore {
         let index = self.index.clone();
         self.run(move |conn| {
             let mut maps = index.ready(conn)?;
-            let found = find_record(conn, &mut maps, &sender, &idem_key)?;
+            let hash = maps.record_hash(&sender, &idem_key);
+            let found = find_record(conn, &mut maps, hash, &sender, &idem_key)?;
             Ok(found
                 .map(|(_, record)| record)
                 .filter(|record| record.expires_at >= now))
