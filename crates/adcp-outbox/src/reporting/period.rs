@@ -108,21 +108,35 @@ impl Calendar {
     /// `invalid_registration` for an instant outside the years the
     /// calendar covers (-9999 to 9999).
     pub fn period_containing(&self, at_ms: i64) -> Result<Period, ReportingError> {
-        let start = self.boundary_at_or_before(at_ms)?;
-        let end = self.boundary_after(start)?;
+        if self.frequency == Frequency::Hourly {
+            return self.hour_containing(at_ms);
+        }
+        let start = self.day_or_month_start(at_ms)?;
+        let end = self.day_or_month_after(start)?;
         Ok(Period {
             start_ms: start,
             end_ms: end,
         })
     }
 
-    /// The period after `period`.
+    /// The period after `period`: it starts where `period` ends.
     ///
     /// # Errors
     ///
-    /// As [`period_containing`](Self::period_containing).
+    /// As [`period_containing`](Self::period_containing), and
+    /// `invalid_registration` should the calendar ever fail to move
+    /// forward (a stream must never report one period twice).
     pub fn next(&self, period: Period) -> Result<Period, ReportingError> {
-        self.period_containing(period.end_ms)
+        let next = self.period_containing(period.end_ms)?;
+        if next.start_ms != period.end_ms || next.end_ms <= next.start_ms {
+            return Err(ReportingError::InvalidRegistration(format!(
+                "the {} calendar in {} does not move past {} ms",
+                self.frequency.as_str(),
+                self.zone_name,
+                period.end_ms
+            )));
+        }
+        Ok(next)
     }
 
     fn zoned(&self, at_ms: i64) -> Result<Zoned, ReportingError> {
@@ -131,52 +145,78 @@ impl Calendar {
             .map_err(|_| out_of_range(at_ms))
     }
 
-    /// The latest boundary at or before `at_ms`.
-    fn boundary_at_or_before(&self, at_ms: i64) -> Result<i64, ReportingError> {
+    fn offset_ms(&self, at_ms: i64) -> Result<i64, ReportingError> {
+        let at = Timestamp::from_millisecond(at_ms).map_err(|_| out_of_range(at_ms))?;
+        Ok(i64::from(self.zone.to_offset(at).seconds()) * 1000)
+    }
+
+    /// The local hour holding `at_ms`, cut at the zone's offset changes.
+    ///
+    /// Truncating the local time to its hour is arithmetic on the
+    /// instant's own offset. Where the offset changes inside that hour
+    /// (by a fraction of an hour in Lord Howe, or at a fall-back), the
+    /// change itself is a boundary: the truncation alone would give two
+    /// instants of one offset region the same "hour" on different sides
+    /// of the change, and the next period would start before the last
+    /// one ended.
+    fn hour_containing(&self, at_ms: i64) -> Result<Period, ReportingError> {
+        const HOUR_MS: i64 = 3_600_000;
+        let offset = self.offset_ms(at_ms)?;
+        let into_hour = at_ms
+            .checked_add(offset)
+            .ok_or_else(|| out_of_range(at_ms))?
+            .rem_euclid(HOUR_MS);
+        let hour_start = at_ms - into_hour;
+        let hour_end = hour_start.checked_add(HOUR_MS).ok_or_else(|| out_of_range(at_ms))?;
+        let at = Timestamp::from_millisecond(at_ms).map_err(|_| out_of_range(at_ms))?;
+        let start_ms = if self.offset_ms(hour_start)? == offset {
+            hour_start
+        } else {
+            // The offset changed between the hour's start and `at_ms`: the
+            // latest change at or before `at_ms` starts the period.
+            self.zone
+                .preceding(
+                    at.checked_add(jiff::SignedDuration::from_millis(1))
+                        .map_err(|_| out_of_range(at_ms))?,
+                )
+                .next()
+                .map_or(hour_start, |t| t.timestamp().as_millisecond().max(hour_start))
+        };
+        let end_ms = if self.offset_ms(hour_end)? == offset {
+            hour_end
+        } else {
+            self.zone
+                .following(at)
+                .next()
+                .map_or(hour_end, |t| t.timestamp().as_millisecond().min(hour_end))
+        };
+        Ok(Period { start_ms, end_ms })
+    }
+
+    /// The start of the local day or month holding `at_ms`.
+    fn day_or_month_start(&self, at_ms: i64) -> Result<i64, ReportingError> {
         let z = self.zoned(at_ms)?;
         let start = match self.frequency {
-            // The builder keeps the instant's offset when the local time
-            // is ambiguous, so the second 01:xx of a fall-back night
-            // truncates to its own 01:00.
-            Frequency::Hourly => z.with().minute(0).second(0).subsec_nanosecond(0).build(),
-            Frequency::Daily => z.start_of_day(),
             Frequency::Monthly => z.first_of_month().and_then(|m| m.start_of_day()),
+            Frequency::Daily | Frequency::Hourly => z.start_of_day(),
         }
         .map_err(|_| out_of_range(at_ms))?;
         Ok(start.timestamp().as_millisecond())
     }
 
-    /// The first boundary after the boundary `start_ms`.
-    fn boundary_after(&self, start_ms: i64) -> Result<i64, ReportingError> {
-        const HOUR_MS: i64 = 3_600_000;
-        let end = match self.frequency {
-            Frequency::Hourly => {
-                let next = self.boundary_at_or_before(start_ms.saturating_add(HOUR_MS))?;
-                // An offset that moved back by a fraction of an hour can
-                // put the truncation at or before the start.
-                return Ok(if next > start_ms {
-                    next
-                } else {
-                    start_ms.saturating_add(HOUR_MS)
-                });
-            }
-            Frequency::Daily => {
-                let z = self.zoned(start_ms)?;
-                z.date()
-                    .tomorrow()
-                    .and_then(|d| d.to_zoned(self.zone.clone()))
-                    .and_then(|d| d.start_of_day())
-            }
-            Frequency::Monthly => {
-                let z = self.zoned(start_ms)?;
-                z.date()
-                    .last_of_month()
-                    .tomorrow()
-                    .and_then(|d| d.to_zoned(self.zone.clone()))
-                    .and_then(|d| d.start_of_day())
-            }
-        }
-        .map_err(|_| out_of_range(start_ms))?;
+    /// The start of the local day or month after the one starting at
+    /// `start_ms`.
+    fn day_or_month_after(&self, start_ms: i64) -> Result<i64, ReportingError> {
+        let date = self.zoned(start_ms)?.date();
+        let last = match self.frequency {
+            Frequency::Monthly => date.last_of_month(),
+            Frequency::Daily | Frequency::Hourly => date,
+        };
+        let end = last
+            .tomorrow()
+            .and_then(|d| d.to_zoned(self.zone.clone()))
+            .and_then(|d| d.start_of_day())
+            .map_err(|_| out_of_range(start_ms))?;
         Ok(end.timestamp().as_millisecond())
     }
 }
@@ -218,6 +258,66 @@ mod tests {
         assert_eq!(first.start_ms, ms("2026-11-01T05:00:00Z"));
         assert_eq!(second.start_ms, ms("2026-11-01T06:00:00Z"));
         assert_eq!(second.end_ms, ms("2026-11-01T07:00:00Z"));
+    }
+
+    #[test]
+    fn half_hour_offset_changes_cut_the_hour_and_the_periods_stay_contiguous() {
+        let c = Calendar::new("Australia/Lord_Howe", Frequency::Hourly).unwrap();
+        // 2026-04-05 02:00 +11:00 falls back to 01:30 +10:30 (15:00Z).
+        let p = c.period_containing(ms("2026-04-04T14:45:00Z")).unwrap();
+        assert_eq!(
+            (p.start_ms, p.end_ms),
+            (ms("2026-04-04T14:00:00Z"), ms("2026-04-04T15:00:00Z"))
+        );
+        let q = c.next(p).unwrap();
+        assert_eq!(
+            (q.start_ms, q.end_ms),
+            (ms("2026-04-04T15:00:00Z"), ms("2026-04-04T15:30:00Z"))
+        );
+        assert_eq!(c.period_containing(ms("2026-04-04T15:10:00Z")).unwrap(), q);
+        let r = c.next(q).unwrap();
+        assert_eq!(
+            (r.start_ms, r.end_ms),
+            (ms("2026-04-04T15:30:00Z"), ms("2026-04-04T16:30:00Z"))
+        );
+        // 2026-10-04 02:00 +10:30 springs forward to 02:30 +11:00 (15:30Z).
+        let s = c.period_containing(ms("2026-10-03T15:10:00Z")).unwrap();
+        assert_eq!(
+            (s.start_ms, s.end_ms),
+            (ms("2026-10-03T14:30:00Z"), ms("2026-10-03T15:30:00Z"))
+        );
+        let t = c.next(s).unwrap();
+        assert_eq!(
+            (t.start_ms, t.end_ms),
+            (ms("2026-10-03T15:30:00Z"), ms("2026-10-03T16:00:00Z"))
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_instant_is_in_exactly_one_period_and_next_starts_where_the_last_ended(
+            zone in proptest::sample::select(vec![
+                "UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe",
+                "Europe/London", "Pacific/Chatham", "America/St_Johns", "Asia/Kathmandu",
+            ]),
+            frequency in proptest::sample::select(Frequency::ALL.to_vec()),
+            // 2000-01-01 .. 2040-01-01
+            at in 946_684_800_000_i64..2_208_988_800_000_i64,
+        ) {
+            let c = Calendar::new(zone, frequency).unwrap();
+            let p = c.period_containing(at).unwrap();
+            proptest::prop_assert!(p.start_ms <= at && at < p.end_ms, "{p:?} misses {at}");
+            proptest::prop_assert_eq!(c.period_containing(p.start_ms).unwrap(), p);
+            proptest::prop_assert_eq!(c.period_containing(p.end_ms - 1).unwrap(), p);
+            let q = c.next(p).unwrap();
+            proptest::prop_assert_eq!(q.start_ms, p.end_ms);
+            let longest = match frequency {
+                Frequency::Hourly => 3_600_000,
+                Frequency::Daily => 26 * 3_600_000,
+                Frequency::Monthly => 32 * 24 * 3_600_000,
+            };
+            proptest::prop_assert!(q.end_ms > q.start_ms && q.end_ms - q.start_ms <= longest);
+        }
     }
 
     #[test]
