@@ -17,7 +17,9 @@
 #     Content-Digest) and no store (the third baseline, the one the
 #     gateway's targets are set against);
 #   - `adcp-sig gateway --store memory:` and `adcp-sig gateway --store
-#     sqlite:…` in front of the sink, with a fresh seller key;
+#     sqlite:…` in front of the sink, with a fresh seller key (with
+#     BATCH_VERIFY=1, each also with `--batch-verify`, as
+#     `gateway-STORE-batch`);
 #   - the same gateways in request mode (`--profile request --capabilities
 #     …`, `create_media_buy` in `required_for`) in front of the sink,
 #     driven by `adcp-loadgen run --profile request` (signed MCP
@@ -36,7 +38,8 @@
 # Environment: CONNECTIONS (32), BODY_BYTES (200), DUPLICATES (0),
 #   TAMPERED (0), STORES ("memory sqlite"; any --store URL works too),
 #   KEYS (64 seller keys, requests rotate over them), REQUEST_MODE (1; 0
-#   skips the request-mode runs), OUT (a directory for the JSON
+#   skips the request-mode runs), BATCH_VERIFY (0; 1 also runs each
+#   webhook-mode gateway with --batch-verify), OUT (a directory for the JSON
 #   reports; default a temporary directory, removed at exit),
 #   CARGO_TARGET_DIR (default target/).
 # Every process started here is stopped at exit.
@@ -50,6 +53,7 @@ tampered=${TAMPERED:-0}
 stores=${STORES:-memory sqlite}
 keys=${KEYS:-64}
 request_mode=${REQUEST_MODE:-1}
+batch_verify=${BATCH_VERIFY:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
@@ -108,21 +112,27 @@ start floor "$bin/adcp-loadgen" floor --listen 127.0.0.1:0 --jwks "$work/seller-
 load_run floor "$URL/webhooks/adcp" $((duration * 25000))
 stop "$PID" "$sink_pid"
 names=(bare bare-forward floor)
+variants=("")
+[ "$batch_verify" = 1 ] && variants+=(-batch)
 for store in $stores; do
-    case $store in
-    memory) store_url=memory: ;;
-    sqlite) store_url="sqlite:$work/dedup-$RANDOM.sqlite" ;;
-    *) store_url=$store ;;
-    esac
-    name="gateway-${store%%:*}"
-    fresh_sink "$name"
-    start "$name" "$bin/adcp-sig" gateway --listen 127.0.0.1:0 --upstream "$sink_url/events" \
-        --jwks "$work/seller-jwks.json" --jwks-agent https://seller.example/mcp \
-        --store "$store_url" --store-namespace "bench_$$" --quiet
-    gateway_pid=$PID
-    load_run "$name" "$URL/webhooks/adcp" $((duration * 22000)) --sink "$sink_url"
-    stop "$gateway_pid" "$sink_pid"
-    names+=("$name")
+    for variant in "${variants[@]}"; do
+        case $store in
+        memory) store_url=memory: ;;
+        sqlite) store_url="sqlite:$work/dedup-$RANDOM.sqlite" ;;
+        *) store_url=$store ;;
+        esac
+        name="gateway-${store%%:*}$variant"
+        extra=()
+        [ "$variant" = -batch ] && extra=(--batch-verify)
+        fresh_sink "$name"
+        start "$name" "$bin/adcp-sig" gateway --listen 127.0.0.1:0 --upstream "$sink_url/events" \
+            --jwks "$work/seller-jwks.json" --jwks-agent https://seller.example/mcp \
+            --store "$store_url" --store-namespace "bench_$$" --quiet "${extra[@]}"
+        gateway_pid=$PID
+        load_run "$name" "$URL/webhooks/adcp" $((duration * 22000)) --sink "$sink_url"
+        stop "$gateway_pid" "$sink_pid"
+        names+=("$name")
+    done
 done
 
 # Request mode: the seller's capability requires signing create_media_buy;
@@ -165,15 +175,18 @@ done
 # The targets' ratios (docs/performance.md): each webhook-mode gateway
 # against the verifying floor, and SQLite against memory.
 echo
-for store in $stores; do
-    name="gateway-${store%%:*}"
-    [ -f "$out/$name.json" ] || continue
-    target=
-    [ "$name" = gateway-memory ] && target=' (target: >= 0.8)'
-    echo "$name / floor: $(ratio "$(rps "$name")" "$floor_rps")$target"
+for variant in "${variants[@]}"; do
+    for store in $stores; do
+        name="gateway-${store%%:*}$variant"
+        [ -f "$out/$name.json" ] || continue
+        target=
+        [ "$name" = "gateway-memory$variant" ] && target=' (target: >= 0.8)'
+        echo "$name / floor: $(ratio "$(rps "$name")" "$floor_rps")$target"
+    done
+    if [ -f "$out/gateway-memory$variant.json" ] && [ -f "$out/gateway-sqlite$variant.json" ]; then
+        echo "gateway-sqlite$variant / gateway-memory$variant:" \
+            "$(ratio "$(rps "gateway-sqlite$variant")" "$(rps "gateway-memory$variant")") (target: >= 0.8)"
+    fi
 done
-if [ -f "$out/gateway-memory.json" ] && [ -f "$out/gateway-sqlite.json" ]; then
-    echo "gateway-sqlite / gateway-memory: $(ratio "$(rps gateway-sqlite)" "$(rps gateway-memory)") (target: >= 0.8)"
-fi
 echo
 echo "($(nproc) CPUs; load generator, servers and sink on one machine, loopback; $connections connections, ${body_bytes}-byte bodies)"

@@ -375,6 +375,10 @@ pub enum ConfigError {
     /// The receiver refuses the settings.
     #[error(transparent)]
     Receiver(#[from] adcp_webhook::ReceiverError),
+    /// `batch_verify`: the signature batcher's threads could not be
+    /// started.
+    #[error("batch_verify: cannot start the signature batcher: {0}")]
+    SignatureBatcher(#[source] std::io::Error),
     /// Key discovery cannot be set up for a seller.
     #[error("--agent {agent}: {source}")]
     Discovery {

@@ -447,6 +447,32 @@ fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
+/// The signature batcher's counters (`batch_verify`), appended to the
+/// exposition.
+pub(crate) fn render_batcher(out: &mut String, stats: &adcp_verify::BatcherStats) {
+    for (name, help, value) in [
+        (
+            "adcp_gateway_signature_groups_total",
+            "Groups of Ed25519 signatures the batcher took from its queue at once (a lone signature is a group of one).",
+            stats.groups,
+        ),
+        (
+            "adcp_gateway_batched_signatures_total",
+            "Ed25519 signatures checked by the batcher; divided by the groups, the mean batch size.",
+            stats.signatures,
+        ),
+        (
+            "adcp_gateway_failed_signature_batches_total",
+            "Batches that failed and were checked again one signature at a time.",
+            stats.failed_batches,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        let _ = writeln!(out, "{name} {value}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

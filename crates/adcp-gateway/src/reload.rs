@@ -89,6 +89,8 @@ pub(crate) struct Build {
     pub(crate) thresholds: AdmissionThresholds,
     pub(crate) clock: Option<Arc<dyn Clock>>,
     pub(crate) max_body_bytes: usize,
+    /// Shared by every receiver built, across reloads.
+    pub(crate) batcher: Option<adcp_verify::SignatureBatcher>,
     /// Request mode's replay store (the options' own, else the store).
     pub(crate) request_replay: Option<Arc<dyn ReplayStore>>,
     /// The main receiver's counters.
@@ -113,6 +115,9 @@ impl Build {
             }
             if let Some(loaded) = &policy.subscriptions {
                 builder = builder.subscriptions(Arc::new(loaded.subscriptions.clone()));
+            }
+            if let Some(batcher) = &self.batcher {
+                builder = builder.signature_batcher(batcher.clone());
             }
             builder.build().map_err(ConfigError::Receiver)
         };

@@ -125,6 +125,11 @@ pub struct GatewayOptions {
     /// flood cannot queue unbounded work. Probes and `/metrics` are not
     /// counted. Default 512.
     pub max_concurrency: usize,
+    /// Checks the Ed25519 signatures of concurrent webhooks together on
+    /// this batcher's threads (`batch_verify`; see
+    /// [`adcp_verify::SignatureBatcher`]). Default none: each webhook's
+    /// signature is checked on its own task.
+    pub signature_batcher: Option<adcp_verify::SignatureBatcher>,
     /// The verifier's and the store's clock (Unix seconds). Default: the
     /// system clock. For tests and simulations.
     pub clock: Option<Arc<dyn Clock>>,
@@ -172,6 +177,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_concurrency", &self.max_concurrency)
+            .field("signature_batcher", &self.signature_batcher)
             .field("clock", &self.clock.as_ref().map(|_| "custom"))
             .field("jwks_uri_changes", &self.jwks_uri_changes)
             .field("request", &self.request)
@@ -202,6 +208,7 @@ impl GatewayOptions {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            signature_batcher: None,
             clock: None,
             jwks_uri_changes: JwksUriChanges::default(),
             request: None,
@@ -345,6 +352,7 @@ impl Gateway {
             thresholds,
             clock: options.clock.clone(),
             max_body_bytes: options.max_body_bytes,
+            batcher: options.signature_batcher.clone(),
             request_replay: None,
             metrics: Arc::default(),
             url_metrics: std::sync::Mutex::default(),
@@ -724,7 +732,11 @@ async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
         state.metrics.render_requests(&request.outcomes)
     } else {
         let receivers = state.build.all_metrics();
-        state.metrics.render_receivers(receivers.iter().map(AsRef::as_ref))
+        let mut text = state.metrics.render_receivers(receivers.iter().map(AsRef::as_ref));
+        if let Some(batcher) = &state.build.batcher {
+            crate::metrics::render_batcher(&mut text, &batcher.stats());
+        }
+        text
     };
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],

@@ -104,6 +104,9 @@ impl Gateway {
         gateway.header_timeout = config.header_timeout;
         gateway.body_timeout = config.body_timeout;
         gateway.max_concurrency = config.max_concurrency;
+        if config.batch_verify {
+            gateway.signature_batcher = Some(signature_batcher().map_err(ConfigError::SignatureBatcher)?);
+        }
         gateway.clock.clone_from(&clock);
         gateway.jwks_uri_changes = jwks_uri_changes;
         gateway.request = resolved.request;
@@ -311,4 +314,12 @@ fn read_jwks(setting: &'static str, path: &std::path::Path) -> Result<serde_json
         });
     }
     Ok(jwks)
+}
+
+/// The `batch_verify` batcher: one thread per four cores (at least one;
+/// one thread checks some 40,000 signatures a second in batches), batches
+/// of up to [`adcp_verify::DEFAULT_MAX_BATCH`].
+fn signature_batcher() -> std::io::Result<adcp_verify::SignatureBatcher> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    adcp_verify::SignatureBatcher::start(cores.div_ceil(4), adcp_verify::DEFAULT_MAX_BATCH)
 }

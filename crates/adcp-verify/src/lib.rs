@@ -57,6 +57,7 @@
 #![warn(unreachable_pub)]
 
 pub mod admission;
+mod batcher;
 mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -69,6 +70,7 @@ mod replay;
 pub mod request_policy;
 mod verifier;
 
+pub use batcher::{BatcherStats, SignatureBatcher, DEFAULT_MAX_BATCH, FALLBACK_SIGNATURES};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{CodePrefix, ErrorCode, Step, VerifyError};
 pub use keys::{

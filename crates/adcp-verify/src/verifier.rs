@@ -1,6 +1,7 @@
 //! The checklist: one implementation, the profile as data.
 
 use crate::admission::AdmissionMonitor;
+use crate::batcher::SignatureBatcher;
 use crate::clock::Clock;
 use crate::error::{CodePrefix, ErrorCode, Step, VerifyError};
 use crate::keys::{KeyCandidates, KeyResolver, ResolveError, ResolvedKey, RevocationStatus, MAX_KEY_CANDIDATES};
@@ -61,6 +62,7 @@ pub struct Verifier<K, S, C> {
     scope_replay_by_target: bool,
     admission: Option<AdmissionMonitor>,
     max_body_bytes: usize,
+    batcher: Option<SignatureBatcher>,
 }
 
 impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
@@ -74,6 +76,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
             scope_replay_by_target: false,
             admission: None,
             max_body_bytes: adcp_strict_json::DEFAULT_MAX_LEN,
+            batcher: None,
         }
     }
 
@@ -99,6 +102,18 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     /// available from the monitor. Required on webhook receivers.
     pub fn with_admission_monitor(mut self, monitor: AdmissionMonitor) -> Self {
         self.admission = Some(monitor);
+        self
+    }
+
+    /// Checks the Ed25519 signatures of [`Self::verify`] and
+    /// [`Self::verify_early`] on `batcher`'s threads, together with those
+    /// of concurrent calls (opt-in, for servers under load; see
+    /// [`SignatureBatcher`] for how its answers relate to single
+    /// verification). A request whose `keyid` denotes several keys, and
+    /// other algorithms, are checked as without it.
+    #[must_use]
+    pub fn with_signature_batcher(mut self, batcher: SignatureBatcher) -> Self {
+        self.batcher = Some(batcher);
         self
     }
 
@@ -158,8 +173,26 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
     pub async fn verify_early(&self, msg: &Message<'_>) -> Result<(VerifiedSigner, Durability), VerifyError> {
         let now = self.clock.now();
         let mut prepared = self.prepare(msg, now).await?;
-        self.check_signature(&mut prepared)?;
+        self.check_signature_batched(&mut prepared).await?;
         self.complete(msg, prepared, now).await
+    }
+
+    /// Step 10 through the batcher when there is one and the request has
+    /// a single Ed25519 candidate key; [`Self::check_signature`] otherwise.
+    async fn check_signature_batched(&self, p: &mut Prepared) -> Result<(), VerifyError> {
+        let batcher = self.batcher.as_ref().filter(|_| p.algorithm == Algorithm::Ed25519);
+        if let (Some(batcher), Some(key)) = (batcher, p.verifying_key()) {
+            if let Some(verified) = batcher.verify(key, p.base.as_bytes(), p.signature.clone()).await {
+                return if verified {
+                    Ok(())
+                } else {
+                    Err(p.dropped.take().unwrap_or_else(|| {
+                        self.fail(ErrorCode::SignatureInvalid, Step::new(10), "signature does not verify")
+                    }))
+                };
+            }
+        }
+        self.check_signature(p)
     }
 
     /// Waits for an early replay entry; a lost one is step 13's store error.

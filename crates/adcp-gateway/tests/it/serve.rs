@@ -96,6 +96,86 @@ async fn a_signed_webhook_is_forwarded_once_and_a_tampered_one_refused() {
     handle.shutdown().await.unwrap();
 }
 
+/// `batch_verify`: concurrent webhooks have their Ed25519 signatures
+/// checked together; each still gets its own answer: the valid ones
+/// forwarded once, the forged ones refused as `signature_invalid`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_batch_verify_concurrent_webhooks_get_their_own_answers() {
+    let dir = TempDir::new("batch");
+    let upstream = Upstream::start().await;
+    let seller = Seller::new();
+    let mut config = config(&dir, &seller, &upstream);
+    config.batch_verify = true;
+    let gateway = Gateway::from_config(&config).await.unwrap();
+    let handle = gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap();
+    let base = handle.base_url();
+    let url = format!("{base}{PATH}");
+    let mut sends = Vec::new();
+    for i in 0..60 {
+        let signed = seller
+            .signer
+            .sign_webhook(&url, &event(&format!("batch{i}")))
+            .await
+            .unwrap();
+        let forged = i % 6 == 0;
+        let url = url.clone();
+        sends.push(tokio::spawn(async move {
+            let mut request = http_client().post(url);
+            for (name, value) in signed.headers() {
+                let value = if forged && name.eq_ignore_ascii_case("signature") {
+                    // One base64 symbol of the signature changed.
+                    let at = value.len() / 2;
+                    let mut v = value.clone();
+                    let c = if &v[at..=at] == "A" { "B" } else { "A" };
+                    v.replace_range(at..=at, c);
+                    v
+                } else {
+                    value.clone()
+                };
+                request = request.header(*name, value);
+            }
+            let response = request
+                .body(signed.body().unwrap().as_bytes().to_vec())
+                .send()
+                .await
+                .unwrap();
+            let challenge = response
+                .headers()
+                .get("www-authenticate")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (forged, response.status().as_u16(), challenge)
+        }));
+    }
+    for send in sends {
+        let (forged, status, challenge) = send.await.unwrap();
+        if forged {
+            assert_eq!(
+                (status, challenge.as_deref()),
+                (401, Some("Signature error=\"webhook_signature_invalid\""))
+            );
+        } else {
+            assert_eq!((status, challenge), (200, None));
+        }
+    }
+    assert_eq!(upstream.applied().len(), 50);
+    assert_eq!(handle.gateway().metrics().forwarded_count(), 50);
+    let metrics = http_client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("adcp_gateway_batched_signatures_total 60\n"),
+        "{metrics}"
+    );
+    handle.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_router_serves_inside_a_server_of_ones_own() {
     let dir = TempDir::new("router");

@@ -91,6 +91,10 @@ pub enum RunMode {
     /// same rejection otherwise). Exercises batch verification against
     /// every conformance case.
     Batched,
+    /// One [`Verifier::verify`] call per vector, on a verifier with a
+    /// [`SignatureBatcher`](crate::SignatureBatcher): its Ed25519
+    /// signature is checked on the batcher's thread.
+    Batcher,
 }
 
 /// Runs every signature vector of the suite (after checking the manifest).
@@ -252,7 +256,7 @@ async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>, mode: RunM
     }
 
     let got = if profile.is_webhook() {
-        let verifier = Verifier::new(profile, resolver, replay, FixedClock(now));
+        let verifier = verifier_for(Verifier::new(profile, resolver, replay, FixedClock(now)), mode)?;
         match drive(&verifier, &msg, mode).await? {
             Ok(signer) => Ok(signer.keyid),
             Err(e) => Err((e.code_str().to_owned(), e.step().to_string(), e.detail().to_owned())),
@@ -265,7 +269,7 @@ async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>, mode: RunM
         let binding = Binding::infer(&req.url);
         let verdict = match decide(&capability, binding, &msg, FallbackCredential::Absent) {
             Decision::Verify(plan) => {
-                let verifier = Verifier::new(profile, resolver, replay, FixedClock(now));
+                let verifier = verifier_for(Verifier::new(profile, resolver, replay, FixedClock(now)), mode)?;
                 plan.conclude(drive(&verifier, &msg, mode).await?.map(|signer| signer.keyid))
             }
             other => other
@@ -299,15 +303,26 @@ async fn try_run(suite: &Path, path: &Path, profile: Option<Profile>, mode: RunM
     })
 }
 
+type VectorVerifier = Verifier<StaticKeyResolver, MemoryReplayStore, FixedClock>;
+
+/// `verifier`, with a signature batcher when `mode` asks for one.
+fn verifier_for(verifier: VectorVerifier, mode: RunMode) -> Result<VectorVerifier, String> {
+    if mode != RunMode::Batcher {
+        return Ok(verifier);
+    }
+    let batcher = crate::SignatureBatcher::start(1, crate::DEFAULT_MAX_BATCH).map_err(|e| format!("batcher: {e}"))?;
+    Ok(verifier.with_signature_batcher(batcher))
+}
+
 /// Runs the checklist on `msg` as `mode` says. `Err` when batch
 /// verification disagreed with sequential semantics on the second copy.
 async fn drive(
-    verifier: &Verifier<StaticKeyResolver, MemoryReplayStore, FixedClock>,
+    verifier: &VectorVerifier,
     msg: &Message<'_>,
     mode: RunMode,
 ) -> Result<Result<VerifiedSigner, VerifyError>, String> {
     match mode {
-        RunMode::Single => Ok(verifier.verify(msg).await),
+        RunMode::Single | RunMode::Batcher => Ok(verifier.verify(msg).await),
         RunMode::Batched => {
             let mut results = verifier.verify_batch(&[msg.clone(), msg.clone()]).await.into_iter();
             let (Some(first), Some(second)) = (results.next(), results.next()) else {

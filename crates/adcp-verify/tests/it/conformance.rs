@@ -45,3 +45,21 @@ async fn conformance_suite_through_batch_verification() {
     assert_eq!(report.outcomes.len(), 154 + 34, "every vector runs");
     assert_eq!(report.failed(), 0, "{}", report.summary_line());
 }
+
+/// The same suite on a verifier whose Ed25519 signatures are checked by a
+/// `SignatureBatcher`: every vector gets its outcome.
+#[tokio::test]
+async fn conformance_suite_through_the_signature_batcher() {
+    let Some(suite) = adcp_vectors::require_dir().unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let report = adcp_verify::conformance::run_suite_in(&suite, adcp_verify::conformance::RunMode::Batcher).await;
+    for o in report.outcomes.iter().filter(|o| !o.passed) {
+        eprintln!(
+            "FAIL {} expected {:?} got {:?} ({})",
+            o.relative, o.expected, o.got, o.detail
+        );
+    }
+    assert_eq!(report.outcomes.len(), 154 + 34, "every vector runs");
+    assert_eq!(report.failed(), 0, "{}", report.summary_line());
+}

@@ -302,6 +302,7 @@ pub struct ReceiverBuilder {
     admission: Option<AdmissionMonitor>,
     subscriptions: Option<Arc<dyn Subscriptions>>,
     metrics: Option<Arc<Metrics>>,
+    batcher: Option<adcp_verify::SignatureBatcher>,
 }
 
 /// A receiver configuration that cannot work.
@@ -365,6 +366,16 @@ impl ReceiverBuilder {
         self
     }
 
+    /// Checks the Ed25519 signatures of concurrent deliveries together on
+    /// `batcher`'s threads (opt-in, for servers under load; see
+    /// [`adcp_verify::SignatureBatcher`]). Default: each delivery's
+    /// signature is checked on its own task.
+    #[must_use]
+    pub fn signature_batcher(mut self, batcher: adcp_verify::SignatureBatcher) -> Self {
+        self.batcher = Some(batcher);
+        self
+    }
+
     /// Per-outcome counters to count in (default: the receiver's own, from
     /// zero): a receiver built again to replace another (new keys or
     /// registrations) keeps counting where the one it replaces stopped.
@@ -396,6 +407,9 @@ impl ReceiverBuilder {
             .with_max_body_bytes(limit);
         if let Some(monitor) = self.admission {
             verifier = verifier.with_admission_monitor(monitor);
+        }
+        if let Some(batcher) = self.batcher {
+            verifier = verifier.with_signature_batcher(batcher);
         }
         Ok(Receiver {
             inner: Arc::new(Inner {
@@ -488,6 +502,7 @@ impl Receiver {
             admission: None,
             subscriptions: None,
             metrics: None,
+            batcher: None,
         }
     }
 
