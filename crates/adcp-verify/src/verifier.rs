@@ -183,13 +183,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
         let batcher = self.batcher.as_ref().filter(|_| p.algorithm == Algorithm::Ed25519);
         if let (Some(batcher), Some(key)) = (batcher, p.verifying_key()) {
             if let Some(verified) = batcher.verify(key, p.base.as_bytes(), p.signature.clone()).await {
-                return if verified {
-                    Ok(())
-                } else {
-                    Err(p.dropped.take().unwrap_or_else(|| {
-                        self.fail(ErrorCode::SignatureInvalid, Step::new(10), "signature does not verify")
-                    }))
-                };
+                return if verified { Ok(()) } else { Err(self.unverified(p)) };
             }
         }
         self.check_signature(p)
@@ -469,12 +463,7 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
                 }
                 Ok(())
             }
-            // A refused candidate (wrong purpose, revoked) may have been
-            // the signer's: its refusal explains the failure better.
-            (None, _) => Err(p
-                .dropped
-                .take()
-                .unwrap_or_else(|| self.fail(ErrorCode::SignatureInvalid, step10, "signature does not verify"))),
+            (None, _) => Err(self.unverified(p)),
             // Two sellers publish one public key under one kid: attribution
             // is impossible, so nobody is the signer. Terminal, like any
             // untrustworthy key publication.
@@ -487,6 +476,15 @@ impl<K: KeyResolver, S: ReplayStore, C: Clock> Verifier<K, S, C> {
                 ),
             )),
         }
+    }
+
+    /// Step 10's refusal when no candidate key verifies. A refused
+    /// candidate (wrong purpose, revoked) may have been the signer's: its
+    /// refusal explains the failure better.
+    fn unverified(&self, p: &mut Prepared) -> VerifyError {
+        p.dropped
+            .take()
+            .unwrap_or_else(|| self.fail(ErrorCode::SignatureInvalid, Step::new(10), "signature does not verify"))
     }
 
     /// Steps 7–9 for every key `keyid` may denote: resolution, purpose,
