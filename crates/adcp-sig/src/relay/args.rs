@@ -36,6 +36,12 @@ pub struct RelayConfig {
     pub horizon_seconds: u64,
     /// The deadline of one attempt, in seconds.
     pub attempt_timeout_seconds: u64,
+    /// The first retry's wait ceiling, in seconds: retry `n` waits a
+    /// uniformly random time up to `retry_base_seconds * 2^(n-1)`, capped
+    /// by `retry_max_seconds` (full jitter).
+    pub retry_base_seconds: u64,
+    /// The cap on one retry's wait ceiling, in seconds.
+    pub retry_max_seconds: u64,
     /// A file holding the API token.
     pub api_token_file: Option<PathBuf>,
     /// The outbox tables' prefix.
@@ -72,6 +78,8 @@ impl Default for RelayConfig {
             per_destination: 4,
             horizon_seconds: 86_400,
             attempt_timeout_seconds: 10,
+            retry_base_seconds: 1,
+            retry_max_seconds: 600,
             api_token_file: None,
             table_prefix: adcp_outbox::DEFAULT_TABLE_PREFIX.to_owned(),
             drain_seconds: 10,
@@ -127,6 +135,15 @@ pub struct RelayArgs {
     /// Deadline of one attempt in seconds, signing included [default: 10].
     #[arg(long, value_name = "SECONDS", env = "ADCP_RELAY_ATTEMPT_TIMEOUT_SECONDS")]
     pub attempt_timeout_seconds: Option<u64>,
+    /// Seconds of the first retry's wait ceiling; each retry doubles it up
+    /// to --retry-max-seconds, and waits a random time below it (full
+    /// jitter; a Retry-After within bounds wins) [default: 1].
+    #[arg(long, value_name = "SECONDS", env = "ADCP_RELAY_RETRY_BASE_SECONDS")]
+    pub retry_base_seconds: Option<u64>,
+    /// Cap on one retry's wait ceiling in seconds, at least
+    /// --retry-base-seconds and at most 86400 [default: 600].
+    #[arg(long, value_name = "SECONDS", env = "ADCP_RELAY_RETRY_MAX_SECONDS")]
+    pub retry_max_seconds: Option<u64>,
     /// A file holding the API token the API requires as
     /// `Authorization: Bearer` (or set ADCP_RELAY_API_TOKEN). Required
     /// to listen off loopback.
@@ -234,6 +251,15 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
             "--attempt-timeout-seconds must be 1-300".to_owned(),
         ));
     }
+    if config.retry_base_seconds == 0
+        || config.retry_max_seconds < config.retry_base_seconds
+        || config.retry_max_seconds > 86_400
+    {
+        return Err(RelayArgsError::Invalid(format!(
+            "--retry-base-seconds {} / --retry-max-seconds {}: the base at least 1, the cap at least the base and at most 86400",
+            config.retry_base_seconds, config.retry_max_seconds
+        )));
+    }
     if config.retention_days < 30 {
         return Err(RelayArgsError::Invalid(
             "--retention-days must be at least 30 (the webhook_activity window)".to_owned(),
@@ -284,6 +310,8 @@ pub fn resolve(args: &RelayArgs, env_token: Option<String>) -> Result<RelaySetti
         per_destination: config.per_destination,
         horizon: Duration::from_secs(config.horizon_seconds),
         attempt_timeout: Duration::from_secs(config.attempt_timeout_seconds),
+        retry_base: Duration::from_secs(config.retry_base_seconds),
+        retry_max: Duration::from_secs(config.retry_max_seconds),
         api_token,
         table_prefix: config.table_prefix,
         drain: Duration::from_secs(config.drain_seconds),
@@ -366,6 +394,7 @@ mod tests {
             ]
         );
         assert_eq!(s.horizon, Duration::from_secs(86_400));
+        assert_eq!((s.retry_base, s.retry_max), (Duration::from_secs(1), Duration::from_secs(600)));
         assert_eq!(s.listen, SocketAddr::from(([127, 0, 0, 1], 8791)));
     }
 
@@ -380,6 +409,9 @@ mod tests {
         for (argv, needle) in [
             (vec!["--horizon-seconds", "60"], "--horizon-seconds"),
             (vec!["--retention-days", "7"], "--retention-days"),
+            (vec!["--retry-base-seconds", "0"], "--retry-base-seconds"),
+            (vec!["--retry-base-seconds", "30", "--retry-max-seconds", "10"], "--retry-max-seconds"),
+            (vec!["--retry-max-seconds", "90000"], "--retry-max-seconds"),
             (vec!["--signing-key", "nofile"], "--signing-key"),
             (vec!["--encryption-key", "k1"], "--encryption-key"),
             (vec!["--table-prefix", "Bad-Prefix"], "--table-prefix"),

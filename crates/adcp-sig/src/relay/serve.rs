@@ -32,6 +32,10 @@ pub struct RelaySettings {
     pub horizon: Duration,
     /// The deadline of one attempt.
     pub attempt_timeout: Duration,
+    /// The first retry's wait ceiling (doubling per retry, full jitter).
+    pub retry_base: Duration,
+    /// The cap on one retry's wait ceiling.
+    pub retry_max: Duration,
     /// The API token (read from a file), required off loopback.
     pub api_token: Option<String>,
     /// The outbox tables' prefix.
@@ -199,7 +203,7 @@ async fn serve_inner(
 ) -> Result<(), RelayError> {
     check(&settings)?;
     let signers = load_signers(&settings.keys)?;
-    let retry = RetryPolicy::new(Duration::from_secs(1), Duration::from_secs(600), settings.horizon)
+    let retry = RetryPolicy::new(settings.retry_base, settings.retry_max, settings.horizon)
         .and_then(|p| {
             p.with_timeouts(
                 settings.attempt_timeout,
