@@ -229,6 +229,31 @@ pub(crate) struct Proxy {
     relays: Arc<RelayCounters>,
 }
 
+/// The received request's path and query as the verifier canonicalized
+/// them for `@target-uri`: dot segments removed (RFC 3986, section 5.2.4,
+/// which never climbs above the root), unreserved characters decoded,
+/// percent-encodings in upper case. This, not the path as received, is
+/// what the gateway forwards: the verified target and the forwarded one
+/// are the same, and the upstream URL (a WHATWG parser, which resolves dot
+/// segments too, `%2e` included, and reads `\` as `/`) cannot take
+/// `/mcp/../../admin` out of the upstream's base path. `None` when the
+/// target does not canonicalize.
+pub(crate) fn canonical_target(parts: &Parts) -> Option<adcp_canon::CanonicalUrl> {
+    let received = parts.uri.path_and_query().map_or("/", http::uri::PathAndQuery::as_str);
+    // The authority is irrelevant to the path; any valid one serves.
+    adcp_canon::canonicalize_received(format!("http://upstream.invalid{received}")).ok()
+}
+
+/// `base` with the request's canonical path ([`canonical_target`])
+/// appended to its path, and the canonical query.
+fn upstream_url(base: &url::Url, target: &adcp_canon::CanonicalUrl) -> url::Url {
+    let mut url = base.clone();
+    let path = format!("{}{}", base.path().trim_end_matches('/'), target.path());
+    url.set_path(&path);
+    url.set_query(target.query());
+    url
+}
+
 impl Proxy {
     /// A client for `base`: connecting and the answer's head bounded by
     /// `timeout`, a body of known length too; a streamed body by
@@ -248,16 +273,6 @@ impl Proxy {
         })
     }
 
-    /// `base` with the request's path appended to its path, and the
-    /// request's query.
-    pub(crate) fn target(&self, parts: &Parts) -> url::Url {
-        let mut url = self.base.clone();
-        let path = format!("{}{}", self.base.path().trim_end_matches('/'), parts.uri.path());
-        url.set_path(&path);
-        url.set_query(parts.uri.query());
-        url
-    }
-
     /// Sends the request upstream: same method, the raw body (`None`: no
     /// body at all), the client's headers ([`forwarded_headers`]) and the
     /// gateway's marking. The upstream's status and headers (without
@@ -270,6 +285,7 @@ impl Proxy {
     pub(crate) async fn forward(
         &self,
         parts: &Parts,
+        target: &adcp_canon::CanonicalUrl,
         body: Option<Bytes>,
         marking: Marking<'_>,
         stop: Option<StreamsStop>,
@@ -286,7 +302,7 @@ impl Proxy {
         }
         let mut request = self
             .client
-            .request(parts.method.clone(), self.target(parts))
+            .request(parts.method.clone(), upstream_url(&self.base, target))
             .headers(headers);
         if let Some(body) = body {
             request = request.body(body);
@@ -464,6 +480,52 @@ impl http_body::Body for ChannelBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn upstream(received: &str) -> Option<String> {
+        let (parts, ()) = http::Request::post(received).body(()).ok()?.into_parts();
+        let target = canonical_target(&parts)?;
+        let base = url::Url::parse("http://upstream.example/base/").ok()?;
+        Some(upstream_url(&base, &target).to_string())
+    }
+
+    #[test]
+    fn the_upstream_gets_the_verified_path_under_its_base() {
+        for (received, forwarded) in [
+            ("/mcp?x=1", "http://upstream.example/base/mcp?x=1"),
+            (
+                "/adcp/./create_media_buy",
+                "http://upstream.example/base/adcp/create_media_buy",
+            ),
+            ("/mcp/../../admin", "http://upstream.example/base/admin"),
+            ("/mcp/%2e%2E/admin", "http://upstream.example/base/admin"),
+            ("/a%2Fb/%3A", "http://upstream.example/base/a%2Fb/%3A"),
+            ("/%7euser", "http://upstream.example/base/~user"),
+        ] {
+            assert_eq!(upstream(received).as_deref(), Some(forwarded), "{received}");
+        }
+    }
+
+    proptest! {
+        /// Whatever the received path, the upstream gets the canonical one
+        /// unchanged by its URL parser, under the base path.
+        #[test]
+        fn no_received_path_leaves_the_base(
+            segments in prop::collection::vec(
+                prop::sample::select(vec!["a", "b", ".", "..", "%2e", "%2E", ".%2e", "%2e.", "%2F", ":", "x.y", ".a", "...", "", "%7e", "%41"]),
+                0..8,
+            )
+        ) {
+            let received = format!("/{}", segments.join("/"));
+            let (parts, ()) = http::Request::post(received.as_str()).body(()).unwrap().into_parts();
+            let target = canonical_target(&parts).unwrap();
+            let base = url::Url::parse("http://upstream.example/base/").unwrap();
+            let url = upstream_url(&base, &target);
+            prop_assert_eq!(url.path(), format!("/base{}", target.path()));
+            prop_assert!(url.path() == "/base/" || url.path().starts_with("/base/"), "{}", url.path());
+            prop_assert!(!url.path().split('/').any(|s| s == "." || s == ".."));
+        }
+    }
 
     #[test]
     fn strips_hop_by_hop_and_gateway_headers() {

@@ -977,6 +977,14 @@ async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestV
     if let Err(refusal) = state.target.check_received(&parts, CodePrefix::Request) {
         return finish(closing(refusal_response(&refusal)), refusal.code_str(), None);
     }
+    let Some(target) = crate::request::canonical_target(&parts) else {
+        let response = closing(error_response(
+            StatusCode::BAD_REQUEST,
+            answer::PATH_NOT_FORWARDABLE,
+            None,
+        ));
+        return finish(response, answer::PATH_NOT_FORWARDABLE.0, None);
+    };
     if let Some(outcome) = unverified {
         if has_body(&parts.headers, &body) {
             let response = closing(error_response(StatusCode::BAD_REQUEST, answer::BODY_NOT_ALLOWED, None));
@@ -985,7 +993,7 @@ async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestV
         let event = Some(format!("method={:?}", parts.method.as_str()));
         let forwarded = mode
             .proxy
-            .forward(&parts, None, crate::request::Marking::UNVERIFIED, stop)
+            .forward(&parts, &target, None, crate::request::Marking::UNVERIFIED, stop)
             .await;
         return relayed(state, forwarded, outcome, event, finish);
     }
@@ -1018,7 +1026,7 @@ async fn signed_request(state: &Shared, mode: &RequestState, verifier: &RequestV
     });
     let forwarded = mode
         .proxy
-        .forward(&parts, Some(body), crate::request::Marking::of(&auth), stop)
+        .forward(&parts, &target, Some(body), crate::request::Marking::of(&auth), stop)
         .await;
     relayed(state, forwarded, state_label, event, finish)
 }
@@ -1223,6 +1231,12 @@ mod answer {
     pub(super) const BODY_NOT_ALLOWED: Answer = (
         "body_not_allowed",
         "GET and DELETE carry no body here; AdCP operations are sent with a POST.",
+    );
+    /// Request mode: a request target that does not canonicalize, so
+    /// there is no path to forward (`400`).
+    pub(super) const PATH_NOT_FORWARDABLE: Answer = (
+        "path_not_forwardable",
+        "The request target is not a valid URI path and query.",
     );
     /// Request mode: shed under load (`503`).
     pub(super) const OVERLOADED_REQUESTS: Answer = ("overloaded", "Too many requests in flight; retry later.");

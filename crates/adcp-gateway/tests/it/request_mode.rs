@@ -291,12 +291,11 @@ async fn run_vector(suite: &Path, path: &Path) -> Result<(), String> {
             let [forwarded] = seen.as_slice() else {
                 return Err(format!("{context}: forwarded {} times", seen.len()));
             };
-            // The path as the verifier saw it: dot segments removed.
-            let url = url::Url::parse(&request.url).map_err(|e| format!("{context}: {e}"))?;
-            let target = match url.query() {
-                Some(query) => format!("{}?{query}", url.path()),
-                None => url.path().to_owned(),
-            };
+            // The path and query as the verifier canonicalized them for
+            // `@target-uri` (dot segments removed, unreserved characters
+            // decoded, percent-encodings in upper case).
+            let canonical = adcp_canon::canonicalize_received(&request.url).map_err(|e| format!("{context}: {e}"))?;
+            let target = canonical.path_and_query().to_owned();
             if forwarded.target != target {
                 return Err(format!("{context}: forwarded to {}, not {target}", forwarded.target));
             }
@@ -511,6 +510,42 @@ async fn the_upstream_gets_the_path_under_its_own_and_the_query() {
     .await;
     assert_eq!(answer.status, 200, "{answer:?}");
     assert_eq!(seller.seen()[0].target, "/base/mcp?x=1");
+    handle.shutdown().await.unwrap();
+}
+
+/// The upstream gets the path the verifier canonicalized (dot segments
+/// removed, `%2e` included), under its own base path, which `..` cannot
+/// climb out of; a target that does not canonicalize is refused.
+#[tokio::test]
+async fn the_upstream_gets_the_canonical_path_and_dot_segments_never_leave_its_base() {
+    let buyer = Buyer::new();
+    let seller = Seller::start().await;
+    let mut options = options(&seller);
+    options.upstream = format!("http://{}/base/", seller.addr).parse().unwrap();
+    let handle = serve(buyer.keys(), memory_store().await, options).await;
+    let body = serde_json::to_vec(&tools_call("get_products")).unwrap();
+    for (target, forwarded) in [
+        ("https://seller.example/mcp/../../admin", "/base/admin"),
+        ("https://seller.example/mcp/%2e%2E/admin?x=1", "/base/admin?x=1"),
+        ("https://seller.example/./mcp", "/base/mcp"),
+    ] {
+        let answer = send_raw(handle.local_addr(), "POST", target, &[], &body).await;
+        assert_eq!(answer.status, 200, "{target}: {answer:?}");
+        assert_eq!(seller.seen().last().unwrap().target, forwarded, "{target}");
+    }
+    let seen = seller.seen().len();
+    let answer = send_raw(
+        handle.local_addr(),
+        "POST",
+        "https://seller.example/mcp/%zz",
+        &[],
+        &body,
+    )
+    .await;
+    assert_eq!(answer.status, 400, "{answer:?}");
+    let error: Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(error["error"], "path_not_forwardable");
+    assert_eq!(seller.seen().len(), seen, "nothing forwarded");
     handle.shutdown().await.unwrap();
 }
 

@@ -394,7 +394,10 @@ mod tests {
             ]
         );
         assert_eq!(s.horizon, Duration::from_secs(86_400));
-        assert_eq!((s.retry_base, s.retry_max), (Duration::from_secs(1), Duration::from_secs(600)));
+        assert_eq!(
+            (s.retry_base, s.retry_max),
+            (Duration::from_secs(1), Duration::from_secs(600))
+        );
         assert_eq!(s.listen, SocketAddr::from(([127, 0, 0, 1], 8791)));
     }
 
@@ -410,7 +413,10 @@ mod tests {
             (vec!["--horizon-seconds", "60"], "--horizon-seconds"),
             (vec!["--retention-days", "7"], "--retention-days"),
             (vec!["--retry-base-seconds", "0"], "--retry-base-seconds"),
-            (vec!["--retry-base-seconds", "30", "--retry-max-seconds", "10"], "--retry-max-seconds"),
+            (
+                vec!["--retry-base-seconds", "30", "--retry-max-seconds", "10"],
+                "--retry-max-seconds",
+            ),
             (vec!["--retry-max-seconds", "90000"], "--retry-max-seconds"),
             (vec!["--signing-key", "nofile"], "--signing-key"),
             (vec!["--encryption-key", "k1"], "--encryption-key"),
