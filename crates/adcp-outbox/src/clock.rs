@@ -68,31 +68,8 @@ impl Clock for ManualClock {
 /// ```
 #[must_use]
 pub fn rfc3339_ms(ms: i64) -> String {
-    let ms = ms.max(0);
-    let (secs, frac) = (ms / 1000, ms % 1000);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
-/// (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let at = jiff::Timestamp::from_millisecond(ms.max(0)).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    format!("{at:.3}")
 }
 
 #[cfg(test)]
