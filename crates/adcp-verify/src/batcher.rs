@@ -6,23 +6,6 @@
 //! that step at the same moment; handed to a batcher they are checked as
 //! one random linear combination ([`verify_ed25519_batch`]), which costs
 //! about half as much per signature at a few dozen.
-//!
-//! Nothing waits to fill a batch: a batcher thread takes the first
-//! signature queued and every other one already queued behind it (up to
-//! the batch limit), so a lone request is checked alone, at once, and
-//! batches grow only when requests arrive faster than they are checked.
-//!
-//! A batch that fails is checked again one signature at a time, so each
-//! request gets its own answer; the thread then checks the next
-//! [`FALLBACK_SIGNATURES`] one at a time before it batches again. A
-//! stream of bad signatures (anyone who knows a public `keyid` can send
-//! them) therefore costs about what single verification costs, not a
-//! failed batch per bad signature.
-//!
-//! The answers are those of single verification for every honestly made
-//! signature; see [`verify_ed25519_batch`] for the one kind of signature,
-//! deliberately crafted by the key's own holder, that the two can judge
-//! differently. That is why batching is opt-in.
 
 use adcp_sigbase::crypto::{verify_ed25519_batch, Algorithm, Ed25519BatchItem, VerifyingKey};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,8 +22,22 @@ pub const DEFAULT_MAX_BATCH: usize = 64;
 pub const FALLBACK_SIGNATURES: usize = 256;
 
 /// Checks the Ed25519 signatures of concurrent verifications in batches,
-/// on its own threads (see the [module docs](self)). Cloning shares the
-/// threads; they end when the last clone is dropped.
+/// on its own threads. Cloning shares the threads; they end when the last
+/// clone is dropped.
+///
+/// Nothing waits to fill a batch: a thread takes the first signature
+/// queued and every other one already queued behind it (up to the batch
+/// limit), so a lone request is checked alone, at once, and batches grow
+/// only when requests arrive faster than they are checked. A batch that
+/// fails is checked again one signature at a time, so each request gets
+/// its own answer, and the thread checks the next
+/// [`FALLBACK_SIGNATURES`] alone before it batches again: a stream of bad
+/// signatures costs about what single verification costs.
+///
+/// Every honestly made signature gets the answer single verification
+/// gives it; see [`verify_ed25519_batch`] for the one kind of signature,
+/// crafted by the key's own holder, that the two may judge differently.
+/// That is why batching is opt-in.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
