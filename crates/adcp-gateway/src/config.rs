@@ -289,8 +289,9 @@ pub struct GatewayConfig {
     /// Most webhook requests handled at once; beyond it `503` with
     /// `Retry-After: 1` (`max_concurrency = 512`). Default 512.
     pub max_concurrency: usize,
-    /// Check the Ed25519 signatures of concurrent webhooks together, on
-    /// threads of their own, instead of each on its own task
+    /// Check the Ed25519 signatures of concurrent webhooks (in request
+    /// mode, signed requests) together, on threads of their own, instead
+    /// of each on its own task
     /// (`batch_verify = true`): about half the cryptography per webhook
     /// under load (see [`adcp_verify::SignatureBatcher`] for the one kind
     /// of signature, crafted by the key's own holder, that batch and

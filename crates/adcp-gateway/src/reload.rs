@@ -152,6 +152,9 @@ impl Build {
                 if let Some(binding) = request.binding {
                     builder = builder.binding(binding);
                 }
+                if let Some(batcher) = &self.batcher {
+                    builder = builder.signature_batcher(batcher.clone());
+                }
                 if let Some(clock) = &self.clock {
                     builder = builder.clock(Arc::clone(clock));
                 }

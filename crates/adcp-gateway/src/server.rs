@@ -125,10 +125,10 @@ pub struct GatewayOptions {
     /// flood cannot queue unbounded work. Probes and `/metrics` are not
     /// counted. Default 512.
     pub max_concurrency: usize,
-    /// Checks the Ed25519 signatures of concurrent webhooks together on
-    /// this batcher's threads (`batch_verify`; see
-    /// [`adcp_verify::SignatureBatcher`]). Default none: each webhook's
-    /// signature is checked on its own task.
+    /// Checks the Ed25519 signatures of concurrent webhooks (in request
+    /// mode, signed requests) together on this batcher's threads
+    /// (`batch_verify`; see [`adcp_verify::SignatureBatcher`]). Default
+    /// none: each signature is checked on its own task.
     pub signature_batcher: Option<adcp_verify::SignatureBatcher>,
     /// The verifier's and the store's clock (Unix seconds). Default: the
     /// system clock. For tests and simulations.
@@ -728,16 +728,15 @@ async fn readyz(State(state): State<Arc<Shared>>) -> Response {
 }
 
 async fn metrics_text(State(state): State<Arc<Shared>>) -> Response {
-    let body = if let Some(request) = &state.request {
+    let mut body = if let Some(request) = &state.request {
         state.metrics.render_requests(&request.outcomes)
     } else {
         let receivers = state.build.all_metrics();
-        let mut text = state.metrics.render_receivers(receivers.iter().map(AsRef::as_ref));
-        if let Some(batcher) = &state.build.batcher {
-            crate::metrics::render_batcher(&mut text, &batcher.stats());
-        }
-        text
+        state.metrics.render_receivers(receivers.iter().map(AsRef::as_ref))
     };
+    if let Some(batcher) = &state.build.batcher {
+        crate::metrics::render_batcher(&mut body, &batcher.stats());
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         body,

@@ -256,9 +256,9 @@ pub struct GatewayArgs {
     /// Retry-After: 1 [default: 512].
     #[arg(long, value_name = "N", env = "ADCP_GATEWAY_MAX_CONCURRENCY")]
     pub max_concurrency: Option<usize>,
-    /// Check the Ed25519 signatures of concurrent webhooks together, on
-    /// threads of their own: about half the cryptography per webhook under
-    /// load. A signature crafted by its own key's holder with small-order
+    /// Check the Ed25519 signatures of concurrent webhooks (in request
+    /// mode, signed requests) together, on threads of their own: about
+    /// half the cryptography per request under load. A signature crafted by its own key's holder with small-order
     /// components may be judged differently than by single verification.
     #[arg(long, env = "ADCP_GATEWAY_BATCH_VERIFY")]
     pub batch_verify: bool,

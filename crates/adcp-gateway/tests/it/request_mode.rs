@@ -549,6 +549,37 @@ async fn the_upstream_gets_the_canonical_path_and_dot_segments_never_leave_its_b
     handle.shutdown().await.unwrap();
 }
 
+/// With a signature batcher, a signed request is verified on its thread
+/// and forwarded; a forged signature is refused; the batcher counts both.
+#[tokio::test]
+async fn with_a_signature_batcher_requests_are_verified_on_its_thread() {
+    let buyer = Buyer::new();
+    let seller = Seller::start().await;
+    let mut options = options(&seller);
+    options.signature_batcher = Some(adcp_verify::SignatureBatcher::start(1, 8).unwrap());
+    let handle = serve(buyer.keys(), memory_store().await, options).await;
+    let (headers, body) = buyer.sign("create_media_buy").await;
+    let answer = send_raw(handle.local_addr(), "POST", URL, &headers, &body).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let (mut forged, body) = buyer.sign("create_media_buy").await;
+    for (name, value) in &mut forged {
+        if name.eq_ignore_ascii_case("signature") {
+            let at = value.len() / 2;
+            let c = if &value[at..=at] == "A" { "B" } else { "A" };
+            value.replace_range(at..=at, c);
+        }
+    }
+    let answer = send_raw(handle.local_addr(), "POST", URL, &forged, &body).await;
+    answer.check_rejected("request_signature_invalid", 401).unwrap();
+    assert_eq!(seller.seen().len(), 1);
+    let metrics = reqwest_metrics(handle.local_addr()).await;
+    assert!(
+        metrics.contains("adcp_gateway_batched_signatures_total 2\n"),
+        "{metrics}"
+    );
+    handle.shutdown().await.unwrap();
+}
+
 #[tokio::test]
 async fn unsigned_requests_compose_with_the_credential_header() {
     let buyer = Buyer::new();

@@ -48,6 +48,7 @@ pub struct RequestVerifierBuilder {
     max_body_bytes: usize,
     admission: Option<AdmissionMonitor>,
     authenticator: Hook,
+    batcher: Option<adcp_verify::SignatureBatcher>,
 }
 
 impl std::fmt::Debug for RequestVerifierBuilder {
@@ -81,6 +82,7 @@ impl RequestVerifierBuilder {
             base_url: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             admission: None,
+            batcher: None,
             authenticator: Hook::None,
         }
     }
@@ -148,6 +150,15 @@ impl RequestVerifierBuilder {
         self
     }
 
+    /// Checks the Ed25519 signatures of concurrent requests together on
+    /// `batcher`'s threads (opt-in, for servers under load; see
+    /// [`adcp_verify::SignatureBatcher`]). Default: each request's
+    /// signature is checked on its own task.
+    pub fn signature_batcher(mut self, batcher: adcp_verify::SignatureBatcher) -> Self {
+        self.batcher = Some(batcher);
+        self
+    }
+
     /// The application's independent-credential check (default: none,
     /// [`NoFallback`](crate::NoFallback)).
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
@@ -188,6 +199,9 @@ impl RequestVerifierBuilder {
             .with_max_body_bytes(self.max_body_bytes);
         if let Some(monitor) = self.admission {
             verifier = verifier.with_admission_monitor(monitor);
+        }
+        if let Some(batcher) = self.batcher {
+            verifier = verifier.with_signature_batcher(batcher);
         }
         Ok(RequestVerifier {
             inner: Arc::new(Inner {
