@@ -8,7 +8,7 @@
 //! the request target and header lines arrive exactly as a vector gives
 //! them (no client normalizes the path or the header values).
 
-use crate::support::TempDir;
+use crate::support::{forged_signature, TempDir};
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig, GatewayError, GatewayHandle, GatewayOptions, RequestOptions};
 use adcp_sign::{Algorithm, HttpSigner, SigningProfile, SoftwareSigner, UnsignedRequest};
 use adcp_store::{StoreOptions, StoreUrl};
@@ -564,9 +564,7 @@ async fn with_a_signature_batcher_requests_are_verified_on_its_thread() {
     let (mut forged, body) = buyer.sign("create_media_buy").await;
     for (name, value) in &mut forged {
         if name.eq_ignore_ascii_case("signature") {
-            let at = value.len() / 2;
-            let c = if &value[at..=at] == "A" { "B" } else { "A" };
-            value.replace_range(at..=at, c);
+            *value = forged_signature(value);
         }
     }
     let answer = send_raw(handle.local_addr(), "POST", URL, &forged, &body).await;

@@ -139,3 +139,13 @@ pub async fn post_signed_with(
     }
     request.body(body).send().await.unwrap()
 }
+
+/// A `Signature` header value with one base64 symbol of the signature
+/// changed: still well-formed, no longer valid.
+pub fn forged_signature(value: &str) -> String {
+    let at = value.len() / 2;
+    let mut forged = value.to_owned();
+    let c = if &forged[at..=at] == "A" { "B" } else { "A" };
+    forged.replace_range(at..=at, c);
+    forged
+}
