@@ -28,6 +28,10 @@ pub fn enqueue_sqlite(conn: &Connection, prefix: &str, row: &Insert) -> Result<E
 /// The enqueue; with `lease`, the event is inserted in flight (attempt 1,
 /// leased) and returned for its first attempt, unless it is a duplicate,
 /// is held by a coalescing window, or its origin's breaker is open.
+///
+/// Every refusal (a key taken by another payload or destination, a
+/// channel not active) comes before the first write, so the store's
+/// writer runs it without a savepoint of its own.
 pub(super) fn enqueue_in(
     conn: &Connection,
     q: &Sql,

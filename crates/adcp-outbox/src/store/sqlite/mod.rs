@@ -282,16 +282,17 @@ impl SqliteOutbox {
         row: Insert,
         lease: Option<LeaseGrant>,
     ) -> Result<(Enqueued, Option<Claimed>), OutboxError> {
+        // Unguarded (no savepoint, no statement journal): every refusal
+        // of an enqueue comes before its first write and is answered as a
+        // value; any other error rolls back the whole batch, so no partial
+        // enqueue (a superseded event without its successor) commits.
         let done = self
-            .run(
-                move |conn, q| Ok(enqueue::enqueue_in(conn, q, &row, lease.as_ref()).map_err(|e| refusal(&e).ok_or(e))),
-            )
+            .run_hot(move |conn, q| match enqueue::enqueue_in(conn, q, &row, lease.as_ref()) {
+                Ok(done) => Ok(Ok(done)),
+                Err(e) => refusal(&e).map(Err).ok_or(e),
+            })
             .await?;
-        let done = match done {
-            Ok(done) => done,
-            Err(Ok(refused)) => return Err(refused),
-            Err(Err(e)) => return Err(unavailable(e)),
-        };
+        let done = done?;
         // An event leased at once has its worker; only a pending one
         // needs the claim loop.
         if done.1.is_none() && !done.0.duplicate {
