@@ -5,7 +5,10 @@
 //! a seller key, then sends a stream of signed webhooks — first
 //! deliveries, a seller retry (duplicate), a captured request replayed, a
 //! tampered body, an expired signature, an unknown key, an upstream
-//! outage and its retry — and reports what happened to each.
+//! outage and its retry — and reports what happened to each. Then the
+//! seller's side: webhooks enqueued in a durable outbox and delivered
+//! through a second gateway, the dispatcher restarted halfway, nothing
+//! lost and nothing applied twice.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), String> {
@@ -17,9 +20,11 @@
 //! ```
 
 mod scenarios;
+mod seller;
 mod upstream;
 
 pub use scenarios::{DemoReport, Expected, ScenarioResult, COUNT, DUPLICATE, EXPECTED_APPLIED, FORWARDED, RETRY_LATER};
+pub use seller::{SellerReport, SELLER_EVENTS, SELLER_EVENTS_PER_PHASE};
 
 use adcp_gateway::{Gateway, GatewayOptions, Registrations};
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
@@ -117,7 +122,7 @@ pub async fn run_demo(progress: bool) -> Result<DemoReport, String> {
     } else {
         ProgressDrawTarget::hidden()
     };
-    let bar = ProgressBar::with_draw_target(Some(scenarios::COUNT as u64 + 2), target);
+    let bar = ProgressBar::with_draw_target(Some(scenarios::COUNT as u64 + 3), target);
     if let Ok(style) = ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}") {
         bar.set_style(style.progress_chars("=> "));
     }
@@ -135,7 +140,7 @@ pub async fn run_demo(progress: bool) -> Result<DemoReport, String> {
     // The seller: a fresh key; the buyer trusts its public JWKS.
     let key = Arc::new(SoftwareSigner::generate(Algorithm::Ed25519, "demo-seller-ed25519").map_err(|e| e.to_string())?);
     let jwks = key.jwks().map_err(|e| e.to_string())?.to_public_json();
-    let keys = StaticKeyResolver::new().with_jwks(&jwks, DEMO_AGENT);
+    let keys: Arc<dyn adcp_verify::KeyResolver> = Arc::new(StaticKeyResolver::new().with_jwks(&jwks, DEMO_AGENT));
 
     let mut options = GatewayOptions::new(upstream.url()?);
     options.public_url = Some(url::Url::parse(DEMO_PUBLIC_URL).map_err(|e| e.to_string())?);
@@ -155,7 +160,7 @@ pub async fn run_demo(progress: bool) -> Result<DemoReport, String> {
             .with(registration)
             .map_err(|e| e.to_string())?,
     ));
-    let gateway = Gateway::new(Arc::new(keys), store, options).map_err(|e| e.to_string())?;
+    let gateway = Gateway::new(Arc::clone(&keys), store, options).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("bind: {e}"))?;
@@ -164,7 +169,7 @@ pub async fn run_demo(progress: bool) -> Result<DemoReport, String> {
 
     let signer = HttpSigner::webhook(Arc::clone(&key)).map_err(|e| e.to_string())?;
     let mut run = scenarios::Run::new(&handle, &upstream, &bar)?;
-    let results = run.all(&signer, key).await;
+    let results = run.all(&signer, Arc::clone(&key)).await;
     bar.set_message("shutting down");
     let snapshot = gateway.receiver().metrics().snapshot();
     let gateway_metrics = (
@@ -174,7 +179,16 @@ pub async fn run_demo(progress: bool) -> Result<DemoReport, String> {
     handle.shutdown().await.map_err(|e| format!("gateway shutdown: {e}"))?;
     upstream.shutdown().await;
     bar.inc(1);
-    bar.finish_and_clear();
     let results = results?;
-    Ok(DemoReport::new(results, upstream.applied(), &snapshot, gateway_metrics))
+    bar.set_message("seller: outbox, dispatcher restarted halfway");
+    let seller = seller::run(&dir.0, keys, &key).await?;
+    bar.inc(1);
+    bar.finish_and_clear();
+    Ok(DemoReport::new(
+        results,
+        upstream.applied(),
+        &snapshot,
+        gateway_metrics,
+        seller,
+    ))
 }

@@ -1,5 +1,6 @@
 //! The demo's scenarios, what each should produce, and the report.
 
+use super::seller::SellerReport;
 use super::upstream::CountingUpstream;
 use super::{DEMO_PATH, DEMO_PUBLIC_URL};
 use adcp_gateway::GatewayHandle;
@@ -78,6 +79,8 @@ pub struct DemoReport {
     pub upstream_failures: u64,
     /// Events forwarded and acknowledged.
     pub forwarded: u64,
+    /// The seller's side: the outbox and its restart.
+    pub seller: SellerReport,
 }
 
 impl DemoReport {
@@ -86,6 +89,7 @@ impl DemoReport {
         applied: Vec<String>,
         outcomes: &BTreeMap<&'static str, u64>,
         (forwarded, upstream_failures): (u64, u64),
+        seller: SellerReport,
     ) -> Self {
         let count = |label: &str| outcomes.get(label).copied().unwrap_or(0);
         Self {
@@ -100,6 +104,7 @@ impl DemoReport {
                 .sum(),
             upstream_failures,
             forwarded,
+            seller,
         }
     }
 
@@ -109,8 +114,8 @@ impl DemoReport {
         self.applied.iter().collect::<BTreeSet<_>>().len()
     }
 
-    /// Every scenario as expected, and the upstream applied each event
-    /// exactly once.
+    /// Every scenario as expected, the upstream applied each event
+    /// exactly once, and so did the seller's ([`SellerReport::passed`]).
     #[must_use]
     pub fn passed(&self) -> bool {
         self.scenarios.len() == COUNT
@@ -119,6 +124,7 @@ impl DemoReport {
             && self.distinct_applied() == EXPECTED_APPLIED
             && self.accepted == EXPECTED_APPLIED as u64
             && self.forwarded == EXPECTED_APPLIED as u64
+            && self.seller.passed()
     }
 
     /// The human-readable table and totals.
@@ -155,6 +161,7 @@ impl DemoReport {
             "gateway: {} accepted, {} duplicate, {} rejected, {} upstream failure(s), {} forwarded",
             self.accepted, self.duplicates, self.rejected, self.upstream_failures, self.forwarded
         );
+        self.seller.render(&mut out);
         let ok = self.scenarios.iter().filter(|s| s.ok()).count();
         if self.passed() {
             let _ = writeln!(out, "all {ok} scenarios had the expected outcome");
@@ -183,6 +190,7 @@ impl DemoReport {
             "rejected": self.rejected,
             "upstream_failures": self.upstream_failures,
             "forwarded": self.forwarded,
+            "seller": self.seller.to_json(),
             "passed": self.passed(),
         })
     }

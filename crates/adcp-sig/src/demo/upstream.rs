@@ -16,6 +16,8 @@ struct Shared {
     /// delivery), in the same order.
     reemissions: Mutex<Vec<Option<String>>>,
     fail_next: AtomicBool,
+    /// Every event is answered `500` while set.
+    down: AtomicBool,
 }
 
 /// A local axum server recording the `X-Adcp-Idempotency-Key` of every
@@ -77,6 +79,11 @@ impl CountingUpstream {
         self.shared.fail_next.store(true, Ordering::SeqCst);
     }
 
+    /// While `down`, every event is answered `500` (and not applied).
+    pub(crate) fn set_down(&self, down: bool) {
+        self.shared.down.store(down, Ordering::SeqCst);
+    }
+
     pub(crate) async fn shutdown(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -88,7 +95,7 @@ impl CountingUpstream {
 }
 
 async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> StatusCode {
-    if shared.fail_next.swap(false, Ordering::SeqCst) {
+    if shared.down.load(Ordering::SeqCst) || shared.fail_next.swap(false, Ordering::SeqCst) {
         return StatusCode::INTERNAL_SERVER_ERROR;
     }
     let key = headers

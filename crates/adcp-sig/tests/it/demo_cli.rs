@@ -1,5 +1,7 @@
 //! `adcp-sig demo`: every scenario has its expected outcome and the
-//! upstream applies each event exactly once.
+//! upstream applies each event exactly once; on the seller's side, the
+//! outbox keeps a pending retry and the events enqueued while its
+//! dispatcher is stopped, and the second upstream applies each once.
 
 use std::process::Command;
 
@@ -15,6 +17,17 @@ async fn the_demo_library_reports_the_expected_counts() {
     assert_eq!(report.duplicates, 1);
     assert_eq!(report.rejected, 4);
     assert_eq!(report.upstream_failures, 1);
+    let seller = &report.seller;
+    assert!(seller.passed(), "{table}");
+    assert_eq!(seller.enqueued, adcp_sig::demo::SELLER_EVENTS, "{table}");
+    assert!(seller.duplicate_enqueue_same_id, "{table}");
+    assert_eq!(seller.delivered_before_restart, 3, "{table}");
+    assert_eq!(seller.retries_across_restart, 1, "{table}");
+    assert_eq!(seller.delivered, adcp_sig::demo::SELLER_EVENTS, "{table}");
+    let distinct: std::collections::BTreeSet<_> = seller.applied.iter().collect();
+    assert_eq!(seller.applied.len(), adcp_sig::demo::SELLER_EVENTS, "{table}");
+    assert_eq!(distinct.len(), adcp_sig::demo::SELLER_EVENTS, "{table}");
+    assert!(seller.attempts > adcp_sig::demo::SELLER_EVENTS as u64, "{table}");
     let outcomes: Vec<(u16, &str)> = report
         .scenarios
         .iter()
@@ -55,6 +68,7 @@ fn the_demo_binary_prints_the_table_and_exits_0() {
     assert!(stdout.contains("webhook_signature_digest_mismatch"), "{stdout}");
     assert!(stdout.contains("upstream applied 5 events (5 distinct"), "{stdout}");
     assert!(stdout.contains("all 12 scenarios had the expected outcome"), "{stdout}");
+    assert!(stdout.contains("nothing lost, nothing applied twice"), "{stdout}");
     // Piped: no progress bar drawn.
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains('['),
@@ -70,5 +84,8 @@ fn the_demo_binary_prints_the_table_and_exits_0() {
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(report["upstream_applied"], 5);
     assert_eq!(report["duplicates"], 1);
+    assert_eq!(report["seller"]["upstream_distinct"], 8);
+    assert_eq!(report["seller"]["retries_across_restart"], 1);
+    assert_eq!(report["seller"]["passed"], true);
     assert_eq!(report["passed"], true);
 }

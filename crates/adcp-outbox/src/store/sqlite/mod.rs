@@ -287,10 +287,12 @@ impl SqliteOutbox {
         // value; any other error rolls back the whole batch, so no partial
         // enqueue (a superseded event without its successor) commits.
         let done = self
-            .run_hot(move |conn, q| match enqueue::enqueue_in(conn, q, &row, lease.as_ref()) {
-                Ok(done) => Ok(Ok(done)),
-                Err(e) => refusal(&e).map(Err).ok_or(e),
-            })
+            .run_hot(
+                move |conn, q| match enqueue::enqueue_in(conn, q, &row, lease.as_ref()) {
+                    Ok(done) => Ok(Ok(done)),
+                    Err(e) => refusal(&e).map(Err).ok_or(e),
+                },
+            )
             .await?;
         let done = done?;
         // An event leased at once has its worker; only a pending one
