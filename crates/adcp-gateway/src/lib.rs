@@ -182,7 +182,7 @@ pub use keys::AgentsResolver;
 pub use metrics::GatewayMetrics;
 pub use reload::Reloaded;
 pub use request::{RequestOptions, SIGNATURE_STATE};
-pub use server::{Gateway, GatewayHandle, GatewayOptions};
+pub use server::{Gateway, GatewayHandle, GatewayOptions, StreamStopper};
 pub use subscriptions::Registrations;
 pub use tls::TlsConfig;
 

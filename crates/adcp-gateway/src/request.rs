@@ -210,9 +210,11 @@ impl<'a> Marking<'a> {
 /// The server a request arrived through: its accept loop drops the sender
 /// when it shuts down, which ends the relay of the streamed answers it
 /// still carries ([`Gateway::serve`](crate::Gateway::serve) inserts it in
-/// every request's extensions; a gateway served through
-/// [`Gateway::router`](crate::Gateway::router) by a server of one's own
-/// has none, and that server's graceful shutdown waits for open streams).
+/// every request's extensions, as does the router of
+/// [`Gateway::router_with_stream_stopper`](crate::Gateway::router_with_stream_stopper);
+/// a gateway served through [`Gateway::router`](crate::Gateway::router)
+/// by a server of one's own has none, and that server's graceful shutdown
+/// waits for open streams).
 #[derive(Debug, Clone)]
 pub(crate) struct StreamsStop(pub(crate) tokio::sync::watch::Receiver<()>);
 

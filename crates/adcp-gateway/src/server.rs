@@ -485,6 +485,12 @@ impl Gateway {
     /// (`Router::nest_service`); [`serve`](Self::serve) adds the header
     /// timeout of HTTP/1.1 and h2c on top of it. The body timeout, load
     /// shedding and the access log are in the router.
+    ///
+    /// In request mode, a streamed answer (an MCP event stream) served
+    /// through this router lasts as long as the upstream keeps it open, so
+    /// a server's graceful shutdown may wait for it without end: serve
+    /// [`router_with_stream_stopper`](Self::router_with_stream_stopper)
+    /// instead.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/healthz", get(|| async { "ok\n" }))
@@ -492,6 +498,35 @@ impl Gateway {
             .route("/metrics", get(metrics_text))
             .fallback(webhook)
             .with_state(Arc::clone(&self.state))
+    }
+
+    /// [`router`](Self::router), and what ends the streamed answers it
+    /// relays: call [`StreamStopper::stop`] when your server's graceful
+    /// shutdown begins, and the open streams end (the client's body ends
+    /// in an error, the upstream connection is closed, each counted as
+    /// ended by a `shutdown`), so the shutdown waits only for ordinary
+    /// requests. [`serve`](Self::serve) does this itself.
+    ///
+    /// ```no_run
+    /// # async fn run(gateway: adcp_gateway::Gateway, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    /// let (router, streams) = gateway.router_with_stream_stopper();
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let server = tokio::spawn(axum::serve(listener, router).with_graceful_shutdown(async move {
+    ///     let _ = stopped.await;
+    ///     streams.stop();
+    /// }).into_future());
+    /// // … later, to shut down:
+    /// let _ = stop.send(());
+    /// server.await.map_err(std::io::Error::other)??;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn router_with_stream_stopper(&self) -> (Router, StreamStopper) {
+        let (stop_streams, streams_stopped) = tokio::sync::watch::channel(());
+        let router = self
+            .router()
+            .layer(axum::Extension(crate::request::StreamsStop(streams_stopped)));
+        (router, StreamStopper(stop_streams))
     }
 
     /// Serves on `listener` in a background task until
@@ -518,10 +553,7 @@ impl Gateway {
         // Request mode's streamed answers end when this server stops (the
         // sender is dropped then), or its graceful shutdown would wait for
         // event streams that may never end.
-        let (stop_streams, streams_stopped) = tokio::sync::watch::channel(());
-        let app = self
-            .router()
-            .layer(axum::Extension(crate::request::StreamsStop(streams_stopped)));
+        let (app, StreamStopper(stop_streams)) = self.router_with_stream_stopper();
         let header_timeout = self.state.header_timeout;
         // The purge runs as long as the server: stopped (its sender
         // dropped) once the last in-flight request has been answered.
@@ -631,6 +663,19 @@ fn is_connection_error(e: &std::io::Error) -> bool {
             | std::io::ErrorKind::ConnectionAborted
             | std::io::ErrorKind::ConnectionReset
     )
+}
+
+/// Ends the streamed answers relayed through the router of
+/// [`Gateway::router_with_stream_stopper`]. Dropping it ends them too:
+/// keep it for as long as that router serves.
+#[derive(Debug)]
+pub struct StreamStopper(tokio::sync::watch::Sender<()>);
+
+impl StreamStopper {
+    /// Ends every stream the router relays now, and any it starts later.
+    pub fn stop(self) {
+        drop(self);
+    }
 }
 
 /// A running gateway.

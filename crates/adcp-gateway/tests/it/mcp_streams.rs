@@ -648,6 +648,56 @@ async fn the_idle_timeout_cuts_a_quiet_stream_and_a_shutdown_ends_open_ones() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_router_served_by_ones_own_server_ends_its_streams_at_its_shutdown() {
+    let buyer = Buyer::new();
+    let upstream = McpServer::start().await;
+    let handle = gateway(&buyer, &upstream, None).await;
+    let gateway = handle.gateway().clone();
+    let (router, streams) = gateway.router_with_stream_stopper();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+                streams.stop();
+            })
+            .into_future(),
+    );
+    let mut response = http_client()
+        .get(format!("{base}/quiet/mcp"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", SESSION)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("notifications/ping"));
+    // Quiet for longer than the upstream timeout: still open.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(gateway.metrics().streams_open(), 1);
+
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the graceful shutdown waits for no open stream")
+        .unwrap()
+        .unwrap();
+    assert!(
+        response.chunk().await.is_err(),
+        "a stream ended by the shutdown ends in an error"
+    );
+    upstream.closed(1).await;
+    until("the shutdown counted", || {
+        gateway.metrics().relays_ended()["shutdown"] == 1
+    })
+    .await;
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upstream_timeout_still_bounds_the_head_and_a_body_of_known_length() {
     let buyer = Buyer::new();
     let upstream = McpServer::start().await;
