@@ -24,4 +24,8 @@ pub enum GradeError {
     /// The published keys could not be set up.
     #[error("keys: {0}")]
     Keys(String),
+    /// The sender grader's listener could not be bound (the address is in
+    /// use, not local, or not permitted).
+    #[error("listen: {0}")]
+    Listen(String),
 }

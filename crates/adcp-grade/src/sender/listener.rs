@@ -71,9 +71,10 @@ impl SenderGrader {
     ///
     /// [`GradeError::Target`] for a window out of range, a public URL that
     /// is not an absolute `https` URL (`http` only with `allow_http`), a
-    /// plain-HTTP registration without `allow_http`, an address that
-    /// cannot be bound; [`GradeError::Keys`] when the published keys
-    /// cannot be set up; [`GradeError::Client`] without randomness.
+    /// plain-HTTP registration without `allow_http`;
+    /// [`GradeError::Listen`] for an address that cannot be bound;
+    /// [`GradeError::Keys`] when the published keys cannot be set up;
+    /// [`GradeError::Client`] without randomness.
     pub async fn bind(config: SenderConfig) -> Result<Self, GradeError> {
         if config.window.is_zero() || config.window > MAX_WINDOW {
             return Err(GradeError::Target(format!(
@@ -95,10 +96,10 @@ impl SenderGrader {
         let (keys, keys_source) = resolver(&config.keys)?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
-            .map_err(|e| GradeError::Target(format!("--listen {}: {e}", config.listen)))?;
+            .map_err(|e| GradeError::Listen(format!("--listen {}: {e}", config.listen)))?;
         let local_addr = listener
             .local_addr()
-            .map_err(|e| GradeError::Target(format!("--listen {}: {e}", config.listen)))?;
+            .map_err(|e| GradeError::Listen(format!("--listen {}: {e}", config.listen)))?;
         let origin = format!("http://{local_addr}");
         let (target, url) = match public {
             Some(target) => {

@@ -295,6 +295,22 @@ async fn hostile_deliveries_are_bounded_and_graded_not_panicked_on() {
 }
 
 #[tokio::test]
+async fn an_address_in_use_is_a_listen_error() {
+    let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut config = SenderConfig::new(
+        taken.local_addr().unwrap(),
+        PublishedKeys::Jwks {
+            jwks: json!({"keys": []}),
+            agent: AGENT.into(),
+        },
+    );
+    config.allow_http = true;
+    let e = SenderGrader::bind(config).await.unwrap_err();
+    assert!(matches!(e, adcp_grade::GradeError::Listen(_)), "{e:?}");
+    assert!(e.to_string().starts_with("listen: --listen 127.0.0.1:"), "{e}");
+}
+
+#[tokio::test]
 async fn plain_http_needs_allow_http_and_the_window_is_bounded() {
     let keys = || PublishedKeys::Jwks {
         jwks: json!({"keys": []}),
