@@ -3,7 +3,7 @@
 
 use super::reply::ApiError;
 use crate::event::{NewEvent, OutboxDestination};
-use adcp_sign::WebhookEvent;
+use adcp_sign::{IdempotencyKey, WebhookEvent};
 use adcp_webhook::payload::{AcceptKinds, PayloadKind, WebhookPayload};
 use adcp_webhook::DestinationPolicy;
 use serde_json::{Map, Value};
@@ -53,7 +53,7 @@ pub(crate) fn parse(body: &[u8], policy: &DestinationPolicy, scopes: &HashSet<St
     limits.max_len = limits.max_len.max(body.len());
     let value = adcp_strict_json::parse_value(body, &limits)
         .map_err(|e| ApiError::bad("invalid_json", format!("request body: {e}")))?;
-    let Value::Object(request) = value else {
+    let Value::Object(mut request) = value else {
         return Err(ApiError::bad(
             "invalid_request",
             "the request body must be a JSON object",
@@ -63,7 +63,7 @@ pub(crate) fn parse(body: &[u8], policy: &DestinationPolicy, scopes: &HashSet<St
         return Err(ApiError::bad("invalid_request", format!("unknown member `{unknown}`")));
     }
     let destination = parse_destination(&request, policy)?;
-    let Some(Value::Object(mut payload)) = request.get("payload").cloned() else {
+    let Some(Value::Object(mut payload)) = request.remove("payload") else {
         return Err(ApiError::bad("invalid_payload", "`payload` must be a JSON object"));
     };
     let declared = text(&request, "notification_type")?;
@@ -125,17 +125,17 @@ pub(crate) fn parse(body: &[u8], policy: &DestinationPolicy, scopes: &HashSet<St
             None => {}
         }
     }
-    let payload = Value::Object(payload);
-    let event = match payload.get("idempotency_key") {
-        Some(_) => {
-            let bytes = serde_json::to_vec(&payload).map_err(|e| ApiError::bad("invalid_payload", e.to_string()))?;
-            WebhookEvent::from_json_bytes(bytes)
-        }
-        None => WebhookEvent::new(&payload),
+    let refused = |e: adcp_sign::SignError| ApiError::bad("invalid_payload", format!("payload: {e} ({})", e.code()));
+    if !payload.contains_key("idempotency_key") {
+        let key = IdempotencyKey::generate().map_err(refused)?;
+        payload.insert("idempotency_key".to_owned(), Value::String(key.as_str().to_owned()));
     }
-    .map_err(|e| ApiError::bad("invalid_payload", format!("payload: {e} ({})", e.code())))?;
-    let signed: Value =
-        serde_json::from_str(event.body().as_str()).map_err(|e| ApiError::bad("invalid_payload", e.to_string()))?;
+    // The value is what gets signed: serialized once, and the body's
+    // checks (strict JSON, the key's form) run on those bytes. Parsing
+    // the body back would give this value again.
+    let signed = Value::Object(payload);
+    let bytes = serde_json::to_vec(&signed).map_err(|e| ApiError::bad("invalid_payload", e.to_string()))?;
+    let event = WebhookEvent::from_json_bytes(bytes).map_err(refused)?;
     let kind = WebhookPayload::classify(&signed, None, AcceptKinds::NamedOnly).map_err(|e| {
         let code = if declared.is_some() && e.code() == "unknown_payload_kind" {
             "unknown_notification_type"
