@@ -575,10 +575,11 @@ async fn a_get_or_delete_with_a_body_is_refused_and_other_methods_are_not_allowe
     handle.shutdown().await.unwrap();
 }
 
-/// Opens the quiet stream and reads its first event.
-async fn open_quiet_stream(handle: &GatewayHandle) -> reqwest::Response {
+/// Opens the quiet stream through the gateway at `base` and reads its
+/// first event.
+async fn open_quiet_stream(base: &str) -> reqwest::Response {
     let mut response = http_client()
-        .get(format!("{}/quiet/mcp", handle.base_url()))
+        .get(format!("{base}/quiet/mcp"))
         .header("accept", "text/event-stream")
         .header("mcp-session-id", SESSION)
         .send()
@@ -595,7 +596,7 @@ async fn a_client_going_away_closes_the_upstream_connection() {
     let buyer = Buyer::new();
     let upstream = McpServer::start().await;
     let handle = gateway(&buyer, &upstream, None).await;
-    let response = open_quiet_stream(&handle).await;
+    let response = open_quiet_stream(&handle.base_url()).await;
     // Quiet for longer than the upstream timeout: still open.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(handle.gateway().metrics().streams_open(), 1);
@@ -616,7 +617,7 @@ async fn the_idle_timeout_cuts_a_quiet_stream_and_a_shutdown_ends_open_ones() {
     // With an idle timeout of 1 s: the quiet stream is cut, the client
     // sees its body fail (not end), the upstream connection is closed.
     let handle = gateway(&buyer, &upstream, Some(Duration::from_secs(1))).await;
-    let mut response = open_quiet_stream(&handle).await;
+    let mut response = open_quiet_stream(&handle.base_url()).await;
     let started = Instant::now();
     assert!(response.chunk().await.is_err(), "a cut stream ends in an error");
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -630,17 +631,24 @@ async fn the_idle_timeout_cuts_a_quiet_stream_and_a_shutdown_ends_open_ones() {
 
     // Without one, a shutdown ends the stream instead of waiting for it.
     let handle = gateway(&buyer, &upstream, None).await;
-    let mut response = open_quiet_stream(&handle).await;
+    let response = open_quiet_stream(&handle.base_url()).await;
     let gateway = handle.gateway().clone();
     tokio::time::timeout(Duration::from_secs(10), handle.shutdown())
         .await
         .expect("shutdown waits for no open stream")
         .unwrap();
+    ended_by_shutdown(response, &upstream, 2, &gateway).await;
+}
+
+/// `response`'s stream was ended by a shutdown: its body ends in an error,
+/// the upstream counts `closed` connections closed, and the gateway counts
+/// one relay ended by a shutdown.
+async fn ended_by_shutdown(mut response: reqwest::Response, upstream: &McpServer, closed: usize, gateway: &Gateway) {
     assert!(
         response.chunk().await.is_err(),
         "a stream ended by a shutdown ends in an error"
     );
-    upstream.closed(2).await;
+    upstream.closed(closed).await;
     until("the shutdown counted", || {
         gateway.metrics().relays_ended()["shutdown"] == 1
     })
@@ -665,16 +673,7 @@ async fn a_router_served_by_ones_own_server_ends_its_streams_at_its_shutdown() {
             })
             .into_future(),
     );
-    let mut response = http_client()
-        .get(format!("{base}/quiet/mcp"))
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", SESSION)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let first = response.chunk().await.unwrap().unwrap();
-    assert!(String::from_utf8_lossy(&first).contains("notifications/ping"));
+    let response = open_quiet_stream(&base).await;
     // Quiet for longer than the upstream timeout: still open.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(gateway.metrics().streams_open(), 1);
@@ -685,15 +684,7 @@ async fn a_router_served_by_ones_own_server_ends_its_streams_at_its_shutdown() {
         .expect("the graceful shutdown waits for no open stream")
         .unwrap()
         .unwrap();
-    assert!(
-        response.chunk().await.is_err(),
-        "a stream ended by the shutdown ends in an error"
-    );
-    upstream.closed(1).await;
-    until("the shutdown counted", || {
-        gateway.metrics().relays_ended()["shutdown"] == 1
-    })
-    .await;
+    ended_by_shutdown(response, &upstream, 1, &gateway).await;
     handle.shutdown().await.unwrap();
 }
 
