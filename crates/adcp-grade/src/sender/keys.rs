@@ -137,28 +137,17 @@ fn unix_time(key: &str, now: i64) -> Option<String> {
     None
 }
 
-/// The civil date (year, month, day) of a Unix day number (H. Hinnant's
-/// `civil_from_days`).
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// The UTC calendar date of a Unix day number.
+fn civil(days: i64) -> Option<jiff::civil::Date> {
+    let at = jiff::Timestamp::from_second(days.checked_mul(86_400)?).ok()?;
+    Some(at.to_zoned(jiff::tz::TimeZone::UTC).date())
 }
 
 fn date(key: &str, now: i64) -> Option<String> {
     let today = now.div_euclid(86_400);
     let days: Vec<(String, String)> = (today - 1..=today + 1)
-        .map(|d| {
-            let (y, m, day) = civil(d);
-            (format!("{y:04}{m:02}{day:02}"), format!("{y:04}-{m:02}-{day:02}"))
-        })
+        .filter_map(civil)
+        .map(|d| (d.strftime("%Y%m%d").to_string(), d.strftime("%Y-%m-%d").to_string()))
         .collect();
     for run in runs(key, |b| b.is_ascii_digit()) {
         for digits in ends(run, 8) {
@@ -233,9 +222,10 @@ mod tests {
 
     #[test]
     fn the_civil_date_is_right() {
-        assert_eq!(civil(NOW / 86_400), (2026, 12, 7));
-        assert_eq!(civil(0), (1970, 1, 1));
-        assert_eq!(civil(11_016), (2000, 2, 29));
+        assert_eq!(civil(NOW / 86_400), Some(jiff::civil::date(2026, 12, 7)));
+        assert_eq!(civil(0), Some(jiff::civil::date(1970, 1, 1)));
+        assert_eq!(civil(11_016), Some(jiff::civil::date(2000, 2, 29)));
+        assert_eq!(civil(i64::MAX), None);
     }
 
     #[test]
