@@ -108,11 +108,13 @@ impl Calendar {
     /// `invalid_registration` for an instant outside the years the
     /// calendar covers (-9999 to 9999).
     pub fn period_containing(&self, at_ms: i64) -> Result<Period, ReportingError> {
-        if self.frequency == Frequency::Hourly {
-            return self.hour_containing(at_ms);
-        }
-        let start = self.day_or_month_start(at_ms)?;
-        let end = self.day_or_month_after(start)?;
+        let monthly = match self.frequency {
+            Frequency::Hourly => return self.hour_containing(at_ms),
+            Frequency::Daily => false,
+            Frequency::Monthly => true,
+        };
+        let start = self.day_or_month_start(at_ms, monthly)?;
+        let end = self.day_or_month_after(start, monthly)?;
         Ok(Period {
             start_ms: start,
             end_ms: end,
@@ -193,25 +195,23 @@ impl Calendar {
         Ok(Period { start_ms, end_ms })
     }
 
-    /// The start of the local day or month holding `at_ms`.
-    fn day_or_month_start(&self, at_ms: i64) -> Result<i64, ReportingError> {
+    /// The start of the local day (or, `monthly`, month) holding `at_ms`.
+    fn day_or_month_start(&self, at_ms: i64, monthly: bool) -> Result<i64, ReportingError> {
         let z = self.zoned(at_ms)?;
-        let start = match self.frequency {
-            Frequency::Monthly => z.first_of_month().and_then(|m| m.start_of_day()),
-            Frequency::Daily | Frequency::Hourly => z.start_of_day(),
+        let start = if monthly {
+            z.first_of_month().and_then(|m| m.start_of_day())
+        } else {
+            z.start_of_day()
         }
         .map_err(|_| out_of_range(at_ms))?;
         Ok(start.timestamp().as_millisecond())
     }
 
-    /// The start of the local day or month after the one starting at
-    /// `start_ms`.
-    fn day_or_month_after(&self, start_ms: i64) -> Result<i64, ReportingError> {
+    /// The start of the local day (or, `monthly`, month) after the one
+    /// starting at `start_ms`.
+    fn day_or_month_after(&self, start_ms: i64, monthly: bool) -> Result<i64, ReportingError> {
         let date = self.zoned(start_ms)?.date();
-        let last = match self.frequency {
-            Frequency::Monthly => date.last_of_month(),
-            Frequency::Daily | Frequency::Hourly => date,
-        };
+        let last = if monthly { date.last_of_month() } else { date };
         let end = last
             .tomorrow()
             .and_then(|d| d.to_zoned(self.zone.clone()))
