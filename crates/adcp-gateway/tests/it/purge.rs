@@ -4,7 +4,7 @@
 //! long ago, written through the store API, and keeps the live ones; a
 //! gateway built from its parts purges the store it is given.
 
-use crate::support::{Seller, TempDir, Upstream, AGENT};
+use crate::support::{serve_loopback, Seller, TempDir, Upstream, AGENT};
 use adcp_gateway::{Gateway, GatewayConfig, GatewayOptions, PurgeExpired, Store};
 use adcp_sigbase::Clock;
 use adcp_store::{ClaimOutcome, Fingerprint, SenderKey, StoreOptions};
@@ -146,9 +146,7 @@ async fn a_running_gateway_purges(store: &str, namespace: &str) {
     seed(&*seeded).await;
 
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     expect_purged(&*seeded, &gateway).await;
     let metrics = http_get(&format!("{}/metrics", handle.base_url())).await;
     assert!(
@@ -214,9 +212,7 @@ async fn a_gateway_built_from_its_parts_purges_the_store_it_is_given() {
         options,
     )
     .unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     expect_purged(&*store, &gateway).await;
     handle.shutdown().await.unwrap();
 }

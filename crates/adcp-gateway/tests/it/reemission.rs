@@ -8,7 +8,7 @@
 //! No delivery of a notification is ever forwarded unmarked after another
 //! was applied.
 
-use crate::support::{http_client, post_signed, Seller, TempDir};
+use crate::support::{http_client, metrics_text, post_signed, Seller, TempDir};
 use adcp_gateway::{Gateway, GatewayConfig, GatewayHandle};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -204,14 +204,7 @@ async fn a_reemission_arriving_while_the_first_delivery_is_applied_is_never_forw
     assert_eq!(reemission_of(&seen[3]), None, "the first delivery applied");
     assert_eq!(reemission_of(&seen[4]), Some("note-key-000000000004"));
 
-    let metrics = http_client()
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&base).await;
     assert!(
         metrics.contains("adcp_gateway_webhooks_total{outcome=\"reemission_in_flight\"} 2\n"),
         "{metrics}"

@@ -8,7 +8,9 @@
 //! from parts has nothing to reload.
 
 use crate::request_mode::{memory_store, send_raw, Seller as SellerServer};
-use crate::support::{event, http_client, post_signed, Seller, TempDir, Upstream, AGENT, PATH};
+use crate::support::{
+    event, http_client, metrics_text, post_signed, serve_loopback, Seller, TempDir, Upstream, AGENT, PATH,
+};
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig, GatewayOptions};
 use adcp_sign::{Algorithm, HttpSigner, SoftwareSigner};
 use std::path::PathBuf;
@@ -61,17 +63,6 @@ fn refused(code: &str) -> (u16, Option<String>) {
     (401, Some(format!("Signature error=\"{code}\"")))
 }
 
-async fn metrics(base: &str) -> String {
-    http_client()
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_applies_new_keys_and_revoked_kids_and_a_broken_file_keeps_the_old_set() {
     let dir = TempDir::new("reload");
@@ -83,9 +74,7 @@ async fn a_reload_applies_new_keys_and_revoked_kids_and_a_broken_file_keeps_the_
     write_jwks(&dir, &[&first_jwk, &second_jwk]);
     let config = write_toml(&dir, &upstream, "");
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let base = handle.base_url();
 
     assert_eq!(deliver(&seller.signer, &base, "a").await, (200, None));
@@ -128,7 +117,7 @@ async fn a_reload_applies_new_keys_and_revoked_kids_and_a_broken_file_keeps_the_
         refused("webhook_signature_key_revoked")
     );
     assert_eq!(gateway.metrics().reload_failure_count(), 1);
-    let text = metrics(&base).await;
+    let text = metrics_text(&base).await;
     assert!(text.contains("adcp_gateway_reloads_total{result=\"ok\"} 1\n"), "{text}");
     assert!(
         text.contains("adcp_gateway_reloads_total{result=\"failed\"} 1\n"),
@@ -194,9 +183,7 @@ async fn request_mode_reloads_its_capabilities() {
     config.store = "memory:".parse().unwrap();
     config.access_log = false;
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let addr = handle.local_addr();
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "create_media_buy", "arguments": {"idempotency_key": "k"}}});
@@ -269,9 +256,7 @@ async fn a_reload_applies_seller_key_sets_and_the_hmac_secret_file() {
     jwks("two.json", &[&two_jwk]);
     let config = toml("\"https://one.example/mcp\" = \"one.json\"\n");
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let base = handle.base_url();
     assert_eq!(deliver(&one, &base, "a").await, (200, None));
     assert_eq!(
@@ -313,9 +298,7 @@ async fn a_reload_applies_seller_key_sets_and_the_hmac_secret_file() {
     config.store = "memory:".parse().unwrap();
     config.access_log = false;
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let post = |secret: &'static str, n: &'static str| {
         let url = format!("{}{PATH}", handle.base_url());
         async move {
@@ -376,9 +359,7 @@ async fn a_reload_applies_the_subscriptions_file() {
     config.store = "memory:".parse().unwrap();
     config.access_log = false;
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../adcp-webhook/tests/fixtures/payloads/creative_status_changed.json"

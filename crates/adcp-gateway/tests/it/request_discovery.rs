@@ -9,7 +9,7 @@
 //! answer them, gets the chain's own code.
 
 use crate::request_mode::{send_raw, Seller};
-use crate::support::TempDir;
+use crate::support::{serve_loopback, TempDir};
 use adcp_gateway::{Gateway, GatewayConfig, GatewayHandle};
 use adcp_sign::{Algorithm, HttpSigner, SigningProfile, SoftwareSigner, UnsignedRequest};
 use axum::routing::{get, post};
@@ -326,9 +326,7 @@ async fn a_reload_applies_a_changed_onboarding_brand_json() {
         .set_agent_brand_json_entries([format!("{agent}={wrong}")])
         .unwrap();
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let (headers, body) = buyer.sign().await;
     let answer = send_raw(handle.local_addr(), "POST", URL, &headers, &body).await;
     assert_ne!(answer.status, 200, "{answer:?}");

@@ -8,7 +8,7 @@
 //! the request target and header lines arrive exactly as a vector gives
 //! them (no client normalizes the path or the header values).
 
-use crate::support::{forged_signature, TempDir};
+use crate::support::{forged_signature, serve_loopback, TempDir};
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig, GatewayError, GatewayHandle, GatewayOptions, RequestOptions};
 use adcp_sign::{Algorithm, HttpSigner, SigningProfile, SoftwareSigner, UnsignedRequest};
 use adcp_store::{StoreOptions, StoreUrl};
@@ -269,9 +269,7 @@ async fn run_vector(suite: &Path, path: &Path) -> Result<(), String> {
             Gateway::new(keys, memory_store().await, options).map_err(|e| format!("{context}: {e}"))?
         }
     };
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let body = request.body.as_deref().unwrap_or_default().as_bytes();
     let answer = send_raw(
         handle.local_addr(),
@@ -903,9 +901,7 @@ async fn from_config_serves_request_mode_with_the_request_replay_cap() {
     let gateway = Gateway::from_config_with_clock(&config, Some(Arc::new(FixedClock(NOW))))
         .await
         .unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let (headers, body) = buyer.sign("create_media_buy").await;
     let answer = send_raw(handle.local_addr(), "POST", URL, &headers, &body).await;
     assert_eq!(answer.status, 200, "{answer:?}");

@@ -4,7 +4,10 @@
 //! the router embeds in a server of one's own; `run` stops on its
 //! shutdown future.
 
-use crate::support::{event, forged_signature, http_client, post_signed_with, Seller, TempDir, Upstream, AGENT, PATH};
+use crate::support::{
+    event, forged_signature, http_client, metrics_text, post_signed_with, serve_loopback, Seller, TempDir, Upstream,
+    AGENT, PATH,
+};
 use adcp_gateway::{ConfigError, Gateway, GatewayConfig, GatewayError};
 use adcp_sign::SignedRequest;
 
@@ -41,9 +44,7 @@ async fn a_signed_webhook_is_forwarded_once_and_a_tampered_one_refused() {
     let upstream = Upstream::start().await;
     let seller = Seller::new();
     let gateway = Gateway::from_config(&config(&dir, &seller, &upstream)).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let base = handle.base_url();
     let url = format!("{base}{PATH}");
 
@@ -80,14 +81,7 @@ async fn a_signed_webhook_is_forwarded_once_and_a_tampered_one_refused() {
     let client = http_client();
     let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), 200);
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&base).await;
     assert!(metrics.contains("adcp_gateway_forwarded_total 1\n"), "{metrics}");
     assert!(
         metrics.contains("adcp_gateway_webhooks_total{outcome=\"webhook_signature_digest_mismatch\"} 1\n"),
@@ -107,9 +101,7 @@ async fn with_batch_verify_concurrent_webhooks_get_their_own_answers() {
     let mut config = config(&dir, &seller, &upstream);
     config.batch_verify = true;
     let gateway = Gateway::from_config(&config).await.unwrap();
-    let handle = gateway
-        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-        .unwrap();
+    let handle = serve_loopback(&gateway).await;
     let base = handle.base_url();
     let url = format!("{base}{PATH}");
     let mut sends = Vec::new();
@@ -156,14 +148,7 @@ async fn with_batch_verify_concurrent_webhooks_get_their_own_answers() {
     }
     assert_eq!(upstream.applied().len(), 50);
     assert_eq!(handle.gateway().metrics().forwarded_count(), 50);
-    let metrics = http_client()
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_text(&base).await;
     assert!(
         metrics.contains("adcp_gateway_batched_signatures_total 60\n"),
         "{metrics}"

@@ -122,6 +122,25 @@ pub fn http_client() -> reqwest::Client {
     adcp_test_support::http_client(Duration::from_secs(10))
 }
 
+/// `gateway` served on a free loopback port.
+pub async fn serve_loopback(gateway: &adcp_gateway::Gateway) -> adcp_gateway::GatewayHandle {
+    gateway
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .unwrap()
+}
+
+/// The gateway's `/metrics` text at `base`.
+pub async fn metrics_text(base: &str) -> String {
+    http_client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 /// Sends `signed` as a `POST` to `request` (a builder with the URL and any
 /// extra headers already set): its signature headers and its own body.
 pub async fn post_signed(request: reqwest::RequestBuilder, signed: &adcp_sign::SignedRequest) -> reqwest::Response {
