@@ -4,7 +4,7 @@
 //! long ago, written through the store API, and keeps the live ones; a
 //! gateway built from its parts purges the store it is given.
 
-use crate::support::{serve_loopback, Seller, TempDir, Upstream, AGENT};
+use crate::support::{metrics_text, serve_loopback, Seller, TempDir, Upstream, AGENT};
 use adcp_gateway::{Gateway, GatewayConfig, GatewayOptions, PurgeExpired, Store};
 use adcp_sigbase::Clock;
 use adcp_store::{ClaimOutcome, Fingerprint, SenderKey, StoreOptions};
@@ -148,7 +148,7 @@ async fn a_running_gateway_purges(store: &str, namespace: &str) {
     let gateway = Gateway::from_config(&config).await.unwrap();
     let handle = serve_loopback(&gateway).await;
     expect_purged(&*seeded, &gateway).await;
-    let metrics = http_get(&format!("{}/metrics", handle.base_url())).await;
+    let metrics = metrics_text(&handle.base_url()).await;
     assert!(
         metrics.contains("adcp_gateway_store_purge_failures_total 0\n"),
         "{metrics}"
@@ -159,17 +159,6 @@ async fn a_running_gateway_purges(store: &str, namespace: &str) {
         .await
         .expect("shutdown with a purge task")
         .unwrap();
-}
-
-async fn http_get(url: &str) -> String {
-    crate::support::http_client()
-        .get(url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -50,17 +50,22 @@ pub struct SellerReport {
 }
 
 impl SellerReport {
+    /// Distinct idempotency keys the seller's upstream applied.
+    #[must_use]
+    pub fn distinct_applied(&self) -> usize {
+        self.applied.iter().collect::<BTreeSet<_>>().len()
+    }
+
     /// Every event delivered and applied exactly once, the retry kept
     /// across the restart, the duplicate enqueue stored once.
     #[must_use]
     pub fn passed(&self) -> bool {
-        let distinct = self.applied.iter().collect::<BTreeSet<_>>().len();
         self.enqueued == SELLER_EVENTS
             && self.duplicate_enqueue_same_id
             && self.retries_across_restart == 1
             && self.delivered == SELLER_EVENTS
             && self.applied.len() == SELLER_EVENTS
-            && distinct == SELLER_EVENTS
+            && self.distinct_applied() == SELLER_EVENTS
             && self.attempts > SELLER_EVENTS as u64
     }
 
@@ -89,7 +94,7 @@ impl SellerReport {
             self.enqueued,
             self.attempts,
             self.applied.len(),
-            self.applied.iter().collect::<BTreeSet<_>>().len()
+            self.distinct_applied()
         );
         let _ = writeln!(
             out,
@@ -112,7 +117,7 @@ impl SellerReport {
             "delivered": self.delivered,
             "attempts": self.attempts,
             "upstream_applied": self.applied.len(),
-            "upstream_distinct": self.applied.iter().collect::<BTreeSet<_>>().len(),
+            "upstream_distinct": self.distinct_applied(),
             "passed": self.passed(),
         })
     }
